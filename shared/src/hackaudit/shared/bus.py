@@ -1,0 +1,282 @@
+"""Bus helpers: the JetStream topology, publishing with deduplication, and the delivery policy.
+
+Every service subscribes through `subscribe`, which applies one policy to every message:
+- a message that does not validate against its contract is dead-lettered at once, with the reason;
+- a handler that raises `PermanentError` dead-letters the message;
+- any other exception nacks it with a delay, until `max_deliveries` is reached, then dead-letters;
+- a message delivered more than `max_deliveries` times without an ack (its workers kept dying)
+  is dead-lettered before a handler sees it again;
+- while a handler runs, an in-progress ack is sent every `heartbeat_s`, so a long test run is not
+  taken for a dead worker, while a worker that really died is redelivered after `ack_wait_s`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol, TypeVar
+
+from faststream import AckPolicy
+from faststream.nats import JStream, NatsBroker, NatsMessage, PullSub
+from nats.js import JetStreamContext
+from nats.js.api import (
+    AckPolicy as JsAckPolicy,
+)
+from nats.js.api import (
+    ConsumerConfig,
+    DeliverPolicy,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
+from nats.js.errors import BadRequestError
+from pydantic import ValidationError
+
+from hackaudit.shared import subjects
+from hackaudit.shared.contracts.messages import DeadLetter, Message
+from hackaudit.shared.errors import PermanentError
+from hackaudit.shared.logs import get_logger
+from hackaudit.shared.settings import BusSettings
+
+M = TypeVar("M", bound=Message)
+Handler = Callable[[M], Awaitable[None]]
+
+MSG_ID_HEADER = "Nats-Msg-Id"
+log = get_logger("hackaudit.bus")
+
+
+# --- topology ------------------------------------------------------------------------------
+
+
+def stream_configs(settings: BusSettings) -> list[StreamConfig]:
+    return [
+        StreamConfig(
+            name=subjects.STREAM,
+            subjects=[f"{subjects.PREFIX}.>"],
+            retention=RetentionPolicy.LIMITS,
+            storage=StorageType.FILE,
+            max_age=settings.stream_max_age_s,
+            duplicate_window=settings.duplicate_window_s,
+        ),
+        StreamConfig(
+            name=subjects.DEAD_LETTER_STREAM,
+            subjects=[f"{subjects.DEAD_LETTER_PREFIX}.>"],
+            retention=RetentionPolicy.LIMITS,
+            storage=StorageType.FILE,
+            max_age=settings.stream_max_age_s,
+            duplicate_window=settings.duplicate_window_s,
+        ),
+    ]
+
+
+def consumer_config(consumer: subjects.Consumer, settings: BusSettings) -> ConsumerConfig:
+    return ConsumerConfig(
+        durable_name=consumer.durable,
+        filter_subject=consumer.subject,
+        ack_policy=JsAckPolicy.EXPLICIT,
+        deliver_policy=DeliverPolicy.ALL,
+        ack_wait=settings.ack_wait_s,
+        # One delivery more than the policy allows, so the last one can be dead-lettered.
+        max_deliver=settings.max_deliveries + 1,
+        max_ack_pending=1000,
+    )
+
+
+async def declare_topology(
+    js: JetStreamContext, settings: BusSettings, consumers: list[subjects.Consumer]
+) -> None:
+    """Create (or bring up to date) the streams and durable consumers. Safe to call repeatedly."""
+    for config in stream_configs(settings):
+        try:
+            await js.add_stream(config)
+        except BadRequestError:
+            await js.update_stream(config)
+    for consumer in consumers:
+        await js.add_consumer(subjects.STREAM, consumer_config(consumer, settings))
+
+
+# --- publishing ----------------------------------------------------------------------------
+
+
+async def publish(broker: NatsBroker, subject: str, message: Message) -> None:
+    """Publish to JetStream with the message's idempotency key as `Nats-Msg-Id`."""
+    await broker.publish(
+        message.model_dump_json(),
+        subject,
+        headers={MSG_ID_HEADER: message.idempotency_key},
+        stream=subjects.STREAM,
+    )
+
+
+# --- delivery policy -----------------------------------------------------------------------
+
+
+class Delivery(Protocol):
+    """What the policy needs of one delivered message (a NATS message, or a fake in tests)."""
+
+    @property
+    def subject(self) -> str: ...
+    @property
+    def body(self) -> bytes: ...
+    @property
+    def headers(self) -> dict[str, str]: ...
+    @property
+    def deliveries(self) -> int: ...
+    @property
+    def sequence(self) -> int: ...
+
+    async def ack(self) -> None: ...
+    async def nack(self, delay: float) -> None: ...
+    async def term(self) -> None: ...
+    async def in_progress(self) -> None: ...
+
+
+DeadLetterSink = Callable[[str, DeadLetter, str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class DeliveryPolicy:
+    settings: BusSettings
+    dead_letter: DeadLetterSink
+
+    async def _bury(self, delivery: Delivery, reason: str) -> None:
+        letter = DeadLetter(
+            subject=delivery.subject,
+            reason=reason,
+            deliveries=delivery.deliveries,
+            payload=delivery.body.decode("utf-8", errors="replace"),
+            headers=dict(delivery.headers),
+            failed_at=datetime.now(UTC).isoformat(),
+        )
+        msg_id = f"deadletter:{delivery.subject}:{delivery.sequence}"
+        await self.dead_letter(subjects.dead_letter_subject(delivery.subject), letter, msg_id)
+        await delivery.term()
+        log.warning(
+            "message dead-lettered",
+            subject=delivery.subject,
+            deliveries=delivery.deliveries,
+            reason=reason[:500],
+        )
+
+    async def handle(self, delivery: Delivery, model: type[M], handler: Handler[M]) -> None:
+        if delivery.deliveries > self.settings.max_deliveries:
+            await self._bury(
+                delivery,
+                f"delivered {delivery.deliveries - 1} times without an ack "
+                "(its workers died or timed out)",
+            )
+            return
+        try:
+            message = model.model_validate_json(delivery.body)
+        except ValidationError as exc:
+            await self._bury(delivery, f"invalid {model.__name__}: {_first_errors(exc)}")
+            return
+        heartbeat = asyncio.create_task(self._heartbeat(delivery))
+        try:
+            await handler(message)
+        except PermanentError as exc:
+            await self._bury(delivery, f"{type(exc).__name__}: {exc}")
+            return
+        except Exception as exc:
+            if delivery.deliveries >= self.settings.max_deliveries:
+                await self._bury(delivery, f"failed {delivery.deliveries} times, last: {exc!r}")
+                return
+            delay = self.settings.retry_delay_s * 2 ** (delivery.deliveries - 1)
+            log.warning("handler failed, will retry", subject=delivery.subject, error=repr(exc))
+            await delivery.nack(delay)
+            return
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+        await delivery.ack()
+
+    async def _heartbeat(self, delivery: Delivery) -> None:
+        while True:
+            await asyncio.sleep(self.settings.heartbeat_s)
+            await delivery.in_progress()
+
+
+def _first_errors(exc: ValidationError, limit: int = 3) -> str:
+    parts = []
+    for error in exc.errors()[:limit]:
+        where = ".".join(str(p) for p in error["loc"]) or "(message)"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
+# --- FastStream wiring ---------------------------------------------------------------------
+
+
+class NatsDelivery:
+    """A FastStream NATS message seen through the `Delivery` port."""
+
+    def __init__(self, message: NatsMessage):
+        self._message = message
+        self._metadata = message.raw_message.metadata
+
+    @property
+    def subject(self) -> str:
+        return self._message.raw_message.subject
+
+    @property
+    def body(self) -> bytes:
+        return self._message.body
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {k: str(v) for k, v in (self._message.raw_message.headers or {}).items()}
+
+    @property
+    def deliveries(self) -> int:
+        return int(self._metadata.num_delivered)
+
+    @property
+    def sequence(self) -> int:
+        return int(self._metadata.sequence.stream)
+
+    async def ack(self) -> None:
+        await self._message.ack()
+
+    async def nack(self, delay: float) -> None:
+        await self._message.nack(delay=delay)
+
+    async def term(self) -> None:
+        await self._message.reject()
+
+    async def in_progress(self) -> None:
+        await self._message.in_progress()
+
+
+def subscribe(
+    broker: NatsBroker,
+    consumer: subjects.Consumer,
+    model: type[M],
+    handler: Handler[M],
+    settings: BusSettings,
+) -> None:
+    """Attach `handler` to the durable pull consumer `consumer`, under the delivery policy."""
+
+    async def bury(subject: str, letter: DeadLetter, msg_id: str) -> None:
+        await broker.publish(
+            letter.model_dump_json(),
+            subject,
+            headers={MSG_ID_HEADER: msg_id},
+            stream=subjects.DEAD_LETTER_STREAM,
+        )
+
+    policy = DeliveryPolicy(settings, bury)
+
+    @broker.subscriber(
+        consumer.subject,
+        stream=JStream(subjects.STREAM, declare=False),
+        durable=consumer.durable,
+        config=consumer_config(consumer, settings),
+        pull_sub=PullSub(batch_size=1, timeout=1.0),
+        ack_policy=AckPolicy.MANUAL,
+    )
+    async def on_message(message: NatsMessage) -> None:
+        await policy.handle(NatsDelivery(message), model, handler)

@@ -1,0 +1,251 @@
+"""Every message of the event flow (ARCHITECTURE.md), commands as orders and events in past tense.
+
+Each message carries `schema_version`, the `correlation_id` of the task audit it belongs to, and an
+`idempotency_key` derived from its inputs: the same inputs always give the same key, which is also
+sent as the `Nats-Msg-Id` header so the broker drops a republished duplicate. Within a schema
+version, fields are only ever added, and only as optional ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from hackaudit.shared.contracts.candidate import Candidate
+from hackaudit.shared.contracts.task import Task
+
+SCHEMA_VERSION = 1
+
+
+class Message(BaseModel):
+    """Base of every bus message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    # Fields that describe a delivery rather than its inputs; they never enter the key.
+    _not_key: ClassVar[frozenset[str]] = frozenset({"schema_version", "idempotency_key"})
+
+    schema_version: int = SCHEMA_VERSION
+    correlation_id: str = Field(min_length=1)
+    idempotency_key: str = ""
+
+    def _key_material(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude=set(self._not_key))
+
+    @model_validator(mode="after")
+    def _derive_key(self) -> Message:
+        if not self.idempotency_key:
+            canonical = json.dumps(self._key_material(), sort_keys=True, separators=(",", ":"))
+            digest = hashlib.sha256(f"{type(self).__name__}\0{canonical}".encode()).hexdigest()
+            self.__dict__["idempotency_key"] = f"{type(self).__name__}:{digest[:32]}"
+        return self
+
+
+# --- ingestion and attack ---------------------------------------------------------------------
+
+
+class AuditOptions(BaseModel):
+    """Budget of one task audit."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidates_per_round: int = Field(default=5, ge=1)
+    rounds: int = Field(default=3, ge=1)
+    stop_when_hackable: bool = False
+    gold_repeats: int = Field(default=3, ge=1)
+
+
+class TaskIngested(Message):
+    task: Task
+    options: AuditOptions = Field(default_factory=AuditOptions)
+
+
+class AttackRequested(Message):
+    task: Task
+    options: AuditOptions = Field(default_factory=AuditOptions)
+
+
+class CandidateProposed(Message):
+    task: Task
+    candidate: Candidate
+
+
+class CandidateVerdict(StrEnum):
+    EXPLOIT = "exploit"  # accepted by the suite and confirmed incorrect
+    UNCONFIRMED = "unconfirmed"  # accepted, but not shown to differ from gold
+    BLOCKED = "blocked"  # rejected by the suite
+    INVALID = "invalid"  # did not apply, or could not be run
+
+
+class CandidateOutcome(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    candidate: Candidate
+    verdict: CandidateVerdict
+    resolved: bool | None = None
+    evidence: str = ""
+
+
+class AttackCompleted(Message):
+    instance_id: str
+    outcomes: tuple[CandidateOutcome, ...] = ()
+    rounds_run: int = 0
+
+
+# --- sandbox ---------------------------------------------------------------------------------
+
+
+class RunPurpose(StrEnum):
+    CANDIDATE = "candidate"
+    GOLD = "gold"
+    EMPTY = "empty"
+    GOLD_GATE = "gold_gate"
+    REFERENCE = "reference"
+    PROBE = "probe"
+
+
+class RunStatus(StrEnum):
+    COMPLETED = "completed"
+    PATCH_FAILED = "patch_failed"
+    TIMEOUT = "timeout"
+    OOM = "oom"
+    INFRA_ERROR = "infra_error"
+
+
+class TestStatus(StrEnum):
+    PASSED = "PASSED"
+    FAILED = "FAILED"
+    ERROR = "ERROR"
+    SKIPPED = "SKIPPED"
+    XFAIL = "XFAIL"
+
+
+class PatchFlags(BaseModel):
+    """What a candidate touched that a fair fix should not need to."""
+
+    model_config = ConfigDict(frozen=True)
+
+    touched_test_files: tuple[str, ...] = ()
+    touched_test_config: tuple[str, ...] = ()
+    files_outside_diff: tuple[str, ...] = ()
+
+
+class RunRequested(Message):
+    """Order to grade one patch on one task. `test_patch` overrides the task's own (gold gate)."""
+
+    task: Task
+    purpose: RunPurpose
+    candidate: Candidate | None = None
+    test_patch: str | None = None
+    repeats: int = Field(default=1, ge=1)
+    timeout_s: float | None = Field(default=None, gt=0)
+    requested_by: str = ""
+
+
+class RunResult(BaseModel):
+    """One graded execution. `resolved` is None unless the tests actually ran (status completed)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: RunStatus
+    resolved: bool | None = None
+    tests: dict[str, TestStatus] = Field(default_factory=dict)
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    reason: str = ""
+    log_tail: str = ""
+    log_artifact: str | None = None
+    flags: PatchFlags = Field(default_factory=PatchFlags)
+
+
+class RunCompleted(Message):
+    instance_id: str
+    purpose: RunPurpose
+    request_key: str
+    candidate_id: str | None = None
+    results: tuple[RunResult, ...]
+    flaky: bool = False
+    requested_by: str = ""
+
+    @property
+    def result(self) -> RunResult:
+        return self.results[0]
+
+
+# --- judge, score, repair --------------------------------------------------------------------
+
+
+class JudgeLabel(StrEnum):
+    CORRECT = "correct"
+    PARTIAL = "partial"
+    INCORRECT = "incorrect"
+    ABSTAIN = "abstain"
+
+
+class JudgeRequested(Message):
+    task: Task
+    candidates: tuple[Candidate, ...]
+    samples: int = Field(default=3, ge=1)
+
+
+class JudgeVerdict(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    candidate_id: str
+    samples: tuple[JudgeLabel, ...]
+    label: JudgeLabel
+
+
+class JudgeCompleted(Message):
+    instance_id: str
+    verdicts: tuple[JudgeVerdict, ...] = ()
+
+
+class Verdict(StrEnum):
+    KEEP = "KEEP"
+    FIX = "FIX"
+    DROP = "DROP"
+
+
+class TaskScored(Message):
+    instance_id: str
+    verdict: Verdict
+    eqs: float | None = None
+    components: dict[str, float] = Field(default_factory=dict)
+    reason: str = ""
+    hackable: bool | None = None
+    exploits: tuple[str, ...] = ()
+
+
+class RepairRequested(Message):
+    task: Task
+    exploits: tuple[Candidate, ...]
+    max_iterations: int = Field(default=3, ge=1)
+
+
+class RepairCompleted(Message):
+    instance_id: str
+    hardened_task: Task | None = None
+    blocked: tuple[str, ...] = ()
+    unblocked: tuple[str, ...] = ()
+    gate_rejections: dict[str, int] = Field(default_factory=dict)
+
+
+# --- faults ----------------------------------------------------------------------------------
+
+
+class DeadLetter(BaseModel):
+    """A message no worker could handle, kept whole with the reason."""
+
+    model_config = ConfigDict(frozen=True)
+
+    subject: str
+    reason: str
+    deliveries: int
+    payload: str
+    headers: dict[str, str] = Field(default_factory=dict)
+    failed_at: str

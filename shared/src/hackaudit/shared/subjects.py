@@ -1,0 +1,63 @@
+"""Every subject, stream and durable consumer name on the bus. Services name no subject themselves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STREAM = "HACKAUDIT"
+DEAD_LETTER_STREAM = "HACKAUDIT_DEADLETTER"
+
+PREFIX = "hackaudit"
+DEAD_LETTER_PREFIX = "deadletter.hackaudit"
+
+TASK_INGESTED = f"{PREFIX}.task.ingested"
+ATTACK_REQUESTED = f"{PREFIX}.attack.requested"
+CANDIDATE_PROPOSED = f"{PREFIX}.candidate.proposed"
+ATTACK_COMPLETED = f"{PREFIX}.attack.completed"
+RUN_REQUESTED = f"{PREFIX}.run.requested"
+RUN_COMPLETED = f"{PREFIX}.run.completed"
+JUDGE_REQUESTED = f"{PREFIX}.judge.requested"
+JUDGE_COMPLETED = f"{PREFIX}.judge.completed"
+TASK_SCORED = f"{PREFIX}.task.scored"
+REPAIR_REQUESTED = f"{PREFIX}.repair.requested"
+REPAIR_COMPLETED = f"{PREFIX}.repair.completed"
+
+ALL_WORK_SUBJECTS = (
+    TASK_INGESTED,
+    ATTACK_REQUESTED,
+    CANDIDATE_PROPOSED,
+    ATTACK_COMPLETED,
+    RUN_REQUESTED,
+    RUN_COMPLETED,
+    JUDGE_REQUESTED,
+    JUDGE_COMPLETED,
+    TASK_SCORED,
+    REPAIR_REQUESTED,
+    REPAIR_COMPLETED,
+)
+
+
+def dead_letter_subject(subject: str) -> str:
+    """Where a message published on `subject` goes when no worker can handle it."""
+    return f"{DEAD_LETTER_PREFIX}.{subject.removeprefix(PREFIX + '.')}"
+
+
+@dataclass(frozen=True)
+class Consumer:
+    """A durable pull consumer: one per (service, subject); its workers share the queue."""
+
+    durable: str
+    subject: str
+
+
+SANDBOX_RUNS = Consumer("sandbox-runs", RUN_REQUESTED)
+ATTACKER_REQUESTS = Consumer("attacker-requests", ATTACK_REQUESTED)
+ATTACKER_RUNS = Consumer("attacker-runs", RUN_COMPLETED)
+SCORER_INGESTED = Consumer("scorer-ingested", TASK_INGESTED)
+SCORER_RUNS = Consumer("scorer-runs", RUN_COMPLETED)
+SCORER_ATTACKS = Consumer("scorer-attacks", ATTACK_COMPLETED)
+SCORER_JUDGEMENTS = Consumer("scorer-judgements", JUDGE_COMPLETED)
+SCORER_REPAIRS = Consumer("scorer-repairs", REPAIR_COMPLETED)
+REPAIRER_REQUESTS = Consumer("repairer-requests", REPAIR_REQUESTED)
+REPAIRER_RUNS = Consumer("repairer-runs", RUN_COMPLETED)
+JUDGE_REQUESTS = Consumer("judge-requests", JUDGE_REQUESTED)
