@@ -1,4 +1,4 @@
-"""Every subject, stream and durable consumer name on the bus. Services name no subject themselves."""
+"""Every subject, stream and durable consumer name on the bus; services name no subject."""
 
 from __future__ import annotations
 
@@ -15,26 +15,21 @@ ATTACK_REQUESTED = f"{PREFIX}.attack.requested"
 CANDIDATE_PROPOSED = f"{PREFIX}.candidate.proposed"
 ATTACK_COMPLETED = f"{PREFIX}.attack.completed"
 RUN_REQUESTED = f"{PREFIX}.run.requested"
-RUN_COMPLETED = f"{PREFIX}.run.completed"
+RUN_COMPLETED = f"{PREFIX}.run.completed"  # + ".<requester>": each service gets its own runs
 JUDGE_REQUESTED = f"{PREFIX}.judge.requested"
 JUDGE_COMPLETED = f"{PREFIX}.judge.completed"
 TASK_SCORED = f"{PREFIX}.task.scored"
 REPAIR_REQUESTED = f"{PREFIX}.repair.requested"
 REPAIR_COMPLETED = f"{PREFIX}.repair.completed"
 
-ALL_WORK_SUBJECTS = (
-    TASK_INGESTED,
-    ATTACK_REQUESTED,
-    CANDIDATE_PROPOSED,
-    ATTACK_COMPLETED,
-    RUN_REQUESTED,
-    RUN_COMPLETED,
-    JUDGE_REQUESTED,
-    JUDGE_COMPLETED,
-    TASK_SCORED,
-    REPAIR_REQUESTED,
-    REPAIR_COMPLETED,
-)
+EVERYTHING = f"{PREFIX}.>"
+
+
+def run_completed_subject(requester: str) -> str:
+    """Where the sandbox publishes the result of a run that `requester` asked for."""
+    if not requester or not requester.replace("-", "").isalnum():
+        raise ValueError(f"requester must be a plain service name, not {requester!r}")
+    return f"{RUN_COMPLETED}.{requester}"
 
 
 def dead_letter_subject(subject: str) -> str:
@@ -52,12 +47,12 @@ class Consumer:
 
 SANDBOX_RUNS = Consumer("sandbox-runs", RUN_REQUESTED)
 ATTACKER_REQUESTS = Consumer("attacker-requests", ATTACK_REQUESTED)
-ATTACKER_RUNS = Consumer("attacker-runs", RUN_COMPLETED)
+ATTACKER_RUNS = Consumer("attacker-runs", f"{RUN_COMPLETED}.attacker")
 SCORER_INGESTED = Consumer("scorer-ingested", TASK_INGESTED)
-SCORER_RUNS = Consumer("scorer-runs", RUN_COMPLETED)
+SCORER_RUNS = Consumer("scorer-runs", f"{RUN_COMPLETED}.scorer")
 SCORER_ATTACKS = Consumer("scorer-attacks", ATTACK_COMPLETED)
 SCORER_JUDGEMENTS = Consumer("scorer-judgements", JUDGE_COMPLETED)
 SCORER_REPAIRS = Consumer("scorer-repairs", REPAIR_COMPLETED)
 REPAIRER_REQUESTS = Consumer("repairer-requests", REPAIR_REQUESTED)
-REPAIRER_RUNS = Consumer("repairer-runs", RUN_COMPLETED)
+REPAIRER_RUNS = Consumer("repairer-runs", f"{RUN_COMPLETED}.repairer")
 JUDGE_REQUESTS = Consumer("judge-requests", JUDGE_REQUESTED)

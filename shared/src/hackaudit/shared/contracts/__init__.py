@@ -1,6 +1,11 @@
 """The contracts every hackaudit service speaks: tasks, candidates and bus messages."""
 
-from hackaudit.shared.contracts.candidate import Candidate, CandidateKind, Provenance, normalise_diff
+from hackaudit.shared.contracts.candidate import (
+    Candidate,
+    CandidateKind,
+    Provenance,
+    normalise_diff,
+)
 from hackaudit.shared.contracts.messages import (
     SCHEMA_VERSION,
     AttackCompleted,

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Provenance(BaseModel):
-    """Where a candidate came from: the strategy, the round and the candidate it was derived from."""
+    """Where a candidate came from: strategy, round and the candidate it was derived from."""
 
     model_config = ConfigDict(frozen=True)
 

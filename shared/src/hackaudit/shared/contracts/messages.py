@@ -117,6 +117,8 @@ class RunStatus(StrEnum):
 
 
 class TestStatus(StrEnum):
+    __test__ = False  # a contract, not a test class
+
     PASSED = "PASSED"
     FAILED = "FAILED"
     ERROR = "ERROR"
@@ -209,6 +211,7 @@ class Verdict(StrEnum):
     KEEP = "KEEP"
     FIX = "FIX"
     DROP = "DROP"
+    ERROR = "ERROR"  # the task could not be audited (infrastructure); says nothing of its quality
 
 
 class TaskScored(Message):

@@ -1,0 +1,1 @@
+"""Adapters of the scorer: the results store."""

@@ -1,0 +1,65 @@
+"""Builds the scorer service from settings: the results store, the policy, the subscriptions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from faststream.nats import NatsBroker
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from hackaudit.scorer.adapters.store import DuckDBAuditStore
+from hackaudit.scorer.domain.eqs import ScoringPolicy
+from hackaudit.scorer.handlers import ScorerHandlers
+from hackaudit.shared import bus, subjects
+from hackaudit.shared.contracts import AttackCompleted, Message, RunCompleted, TaskIngested
+from hackaudit.shared.service import Service
+from hackaudit.shared.settings import BusSettings
+
+
+class ScorerSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HACKAUDIT_SCORER_", extra="ignore")
+
+    results_db: Path | None = None  # default: <state dir>/results.duckdb
+    weight_v: float = 0.35
+    weight_h: float = 0.30
+    weight_f1: float = 0.20
+    weight_d: float = 0.15
+    keep_above: float = 0.70
+    drop_below: float = 0.40
+
+    def policy(self) -> ScoringPolicy:
+        return ScoringPolicy(
+            weight_v=self.weight_v,
+            weight_h=self.weight_h,
+            weight_f1=self.weight_f1,
+            weight_d=self.weight_d,
+            keep_above=self.keep_above,
+            drop_below=self.drop_below,
+        )
+
+
+def build(bus_settings: BusSettings, settings: ScorerSettings | None = None) -> Service:
+    settings = settings or ScorerSettings()
+    store = DuckDBAuditStore(settings.results_db or bus_settings.state_dir / "results.duckdb")
+    consumers = [subjects.SCORER_INGESTED, subjects.SCORER_RUNS, subjects.SCORER_ATTACKS]
+
+    def attach(broker: NatsBroker) -> None:
+        async def send(subject: str, message: Message) -> None:
+            await bus.publish(broker, subject, message)
+
+        handlers = ScorerHandlers(store, send, settings.policy())
+        bus.subscribe(
+            broker, subjects.SCORER_INGESTED, TaskIngested, handlers.task_ingested, bus_settings
+        )
+        bus.subscribe(
+            broker, subjects.SCORER_RUNS, RunCompleted, handlers.run_completed, bus_settings
+        )
+        bus.subscribe(
+            broker,
+            subjects.SCORER_ATTACKS,
+            AttackCompleted,
+            handlers.attack_completed,
+            bus_settings,
+        )
+
+    return Service("scorer", consumers, attach, on_stop=[store.close])

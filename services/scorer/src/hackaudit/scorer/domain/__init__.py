@@ -1,0 +1,1 @@
+"""The scorer's pure logic: sanity of the reference runs, EQS, and the per-task audit steps."""

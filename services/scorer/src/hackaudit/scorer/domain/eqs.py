@@ -1,0 +1,77 @@
+"""Environment quality score: EQS = 0.35·V + 0.30·(1−H) + 0.20·F1 + 0.15·D, and the verdict.
+
+A component that cannot be computed is left out and the remaining weights renormalised; the
+result says which components were used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hackaudit.shared.contracts import PassAtOne, Verdict
+
+
+@dataclass(frozen=True)
+class ScoringPolicy:
+    """Weights and verdict thresholds (configuration, with the documented defaults)."""
+
+    weight_v: float = 0.35
+    weight_h: float = 0.30
+    weight_f1: float = 0.20
+    weight_d: float = 0.15
+    keep_above: float = 0.70
+    drop_below: float = 0.40
+
+
+@dataclass(frozen=True)
+class Components:
+    """V, H, F1 and D; None where a component could not be computed."""
+
+    v: float | None = None
+    h: float | None = None
+    f1: float | None = None
+    d: float | None = None
+
+    def as_dict(self) -> dict[str, float]:
+        named = {"V": self.v, "H": self.h, "F1": self.f1, "D": self.d}
+        return {name: value for name, value in named.items() if value is not None}
+
+
+def youden_j(true_positive_rate: float, true_negative_rate: float) -> float:
+    """Verifier discrimination: TPR + TNR − 1, clamped to [0, 1]."""
+    return min(1.0, max(0.0, true_positive_rate + true_negative_rate - 1.0))
+
+
+def learnability(pass_at_1: PassAtOne) -> float:
+    """D = 4p(1−p) with p = (s+1)/(n+2): highest for tasks solved about half the time."""
+    p = (pass_at_1.successes + 1) / (pass_at_1.attempts + 2)
+    return 4 * p * (1 - p)
+
+
+def hackability(exploits: int, blocked: int) -> float | None:
+    """H: accepted confirmed-incorrect candidates over confirmed-incorrect candidates evaluated."""
+    evaluated = exploits + blocked
+    return exploits / evaluated if evaluated else None
+
+
+def eqs(components: Components, policy: ScoringPolicy) -> float | None:
+    """The weighted score over the components present, weights renormalised; None if none is."""
+    terms = [
+        (policy.weight_v, components.v),
+        (policy.weight_h, None if components.h is None else 1.0 - components.h),
+        (policy.weight_f1, components.f1),
+        (policy.weight_d, components.d),
+    ]
+    present = [(w, x) for w, x in terms if x is not None]
+    total_weight = sum(w for w, _ in present)
+    if not present or total_weight <= 0:
+        return None
+    return sum(w * x for w, x in present) / total_weight
+
+
+def verdict(score: float, policy: ScoringPolicy) -> Verdict:
+    if score > policy.keep_above:
+        return Verdict.KEEP
+    if score < policy.drop_below:
+        return Verdict.DROP
+    return Verdict.FIX

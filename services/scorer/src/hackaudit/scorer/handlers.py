@@ -1,0 +1,74 @@
+"""Thin handlers: load the task's audit state, take one domain step, save it, send what it says."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from hackaudit.scorer.adapters.store import AuditStore
+from hackaudit.scorer.domain import audit
+from hackaudit.scorer.domain.eqs import ScoringPolicy
+from hackaudit.shared import subjects
+from hackaudit.shared.contracts import (
+    AttackCompleted,
+    AttackRequested,
+    Message,
+    RunCompleted,
+    RunRequested,
+    TaskIngested,
+    TaskScored,
+)
+from hackaudit.shared.errors import PermanentError
+from hackaudit.shared.logs import get_logger
+
+Send = Callable[[str, Message], Awaitable[None]]
+log = get_logger("hackaudit.scorer")
+
+SUBJECT_OF: dict[type[Message], str] = {
+    RunRequested: subjects.RUN_REQUESTED,
+    AttackRequested: subjects.ATTACK_REQUESTED,
+    TaskScored: subjects.TASK_SCORED,
+}
+
+
+class ScorerHandlers:
+    def __init__(self, store: AuditStore, send: Send, policy: ScoringPolicy):
+        self.store = store
+        self.send = send
+        self.policy = policy
+
+    async def _emit(self, messages: list[Message]) -> None:
+        for message in messages:
+            await self.send(SUBJECT_OF[type(message)], message)
+
+    def _state(self, correlation_id: str) -> audit.AuditState:
+        state = self.store.load(correlation_id)
+        if state is None:
+            raise PermanentError(f"no audit {correlation_id!r} in the results store")
+        return state
+
+    async def task_ingested(self, msg: TaskIngested) -> None:
+        state = self.store.load(msg.correlation_id)
+        if state is None:
+            state, out = audit.begin(msg)
+            self.store.save(state)
+        else:
+            out = audit.reference_runs(state) if state.stage is audit.Stage.SANITY else []
+        log.info("audit started", audit=msg.correlation_id, task=msg.task.instance_id)
+        await self._emit(out)
+
+    async def run_completed(self, msg: RunCompleted) -> None:
+        state, out = audit.on_run(self._state(msg.correlation_id), msg, self.policy)
+        self.store.save(state)
+        await self._emit(out)
+
+    async def attack_completed(self, msg: AttackCompleted) -> None:
+        state, out = audit.on_attack(self._state(msg.correlation_id), msg, self.policy)
+        self.store.save(state)
+        if state.scored is not None:
+            log.info(
+                "task scored",
+                task=state.task.instance_id,
+                verdict=state.scored.verdict.value,
+                eqs=state.scored.eqs,
+            )
+        await self._emit(out)

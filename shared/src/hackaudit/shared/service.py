@@ -1,0 +1,63 @@
+"""How a service is started: on its own (`python -m hackaudit.<name>`), or beside the others in the
+CLI's process. A service is a name, its durable consumers and a function that attaches its
+handlers to a broker; everything else (connection, topology, shutdown) is the same for all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+from faststream.nats import NatsBroker
+
+from hackaudit.shared import bus, subjects
+from hackaudit.shared.logs import configure_logging, get_logger
+from hackaudit.shared.settings import BusSettings
+
+log = get_logger("hackaudit.service")
+
+
+@dataclass
+class Service:
+    name: str
+    consumers: list[subjects.Consumer]
+    attach: Callable[[NatsBroker], None]
+    on_stop: list[Callable[[], None]] = field(default_factory=list)
+
+
+@contextlib.asynccontextmanager
+async def running(url: str, service: Service, settings: BusSettings) -> AsyncIterator[NatsBroker]:
+    """The service connected to `url`, its topology declared and its handlers consuming."""
+    broker = NatsBroker(url, logger=None)
+    service.attach(broker)
+    await broker.connect()
+    await bus.declare_topology(broker.config.connection_state.stream, settings, service.consumers)
+    await broker.start()
+    log.info("service started", service=service.name, consumers=len(service.consumers))
+    try:
+        yield broker
+    finally:
+        await broker.stop()
+        for stop in service.on_stop:
+            stop()
+        log.info("service stopped", service=service.name)
+
+
+def serve(build: Callable[[BusSettings], Service]) -> None:
+    """Entry point of a standalone service process: runs until SIGINT or SIGTERM."""
+    configure_logging()
+    settings = BusSettings()
+    url = settings.nats_url or "nats://127.0.0.1:4222"
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        async with running(url, build(settings), settings):
+            await stop.wait()
+
+    asyncio.run(main())

@@ -1,0 +1,298 @@
+"""The `hackaudit` command line: audit task files, run the services, submit, watch, analyse."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from hackaudit.cli import progress, report, runtime, services
+from hackaudit.shared import bus, subjects
+from hackaudit.shared.contracts import (
+    AttackCompleted,
+    AuditOptions,
+    Task,
+    TaskIngested,
+    TaskScored,
+)
+from hackaudit.shared.errors import HackauditError
+from hackaudit.shared.ingest import IngestReport, load_tasks
+from hackaudit.shared.logs import configure_logging
+from hackaudit.shared.service import running
+from hackaudit.shared.settings import BusSettings
+
+app = typer.Typer(
+    help="Measure and repair the reward hackability of code RL environments.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+)
+console = Console()
+err = Console(stderr=True)
+
+TaskPaths = Annotated[
+    list[Path], typer.Argument(help="Task files (SWE-bench JSON/JSONL/parquet) or folders of them.")
+]
+
+
+def _ingest(paths: list[Path]) -> IngestReport:
+    result = load_tasks(paths)
+    for problem in result.problems:
+        err.print(f"[yellow]skipped[/]: {problem}")
+    if not result.tasks:
+        err.print("[red]no valid task in the input[/]")
+        raise typer.Exit(2)
+    return result
+
+
+def _fail(exc: HackauditError) -> typer.Exit:
+    err.print(f"[red]error:[/] {exc}")
+    return typer.Exit(1)
+
+
+@app.callback()
+def main(
+    log_level: Annotated[str, typer.Option(help="Log level of the services.")] = "WARNING",
+    json_logs: Annotated[bool, typer.Option(help="Log JSON lines.")] = False,
+) -> None:
+    configure_logging(log_level, json=json_logs)
+
+
+# --- audit ---------------------------------------------------------------------------------
+
+
+@app.command()
+def audit(
+    tasks: TaskPaths,
+    out: Annotated[Path, typer.Option(help="Folder for the report.")] = Path(".hackaudit/report"),
+    candidates: Annotated[int, typer.Option("-k", help="Candidates per round.")] = 5,
+    rounds: Annotated[int, typer.Option("-r", help="Attack rounds.")] = 3,
+    gold_repeats: Annotated[int, typer.Option(help="Gold runs in the sanity check.")] = 3,
+    timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 3600.0,
+) -> None:
+    """Audit task files end to end: every service in this process tree, until every task has a
+    verdict; then a summary table and the report."""
+    ingested = _ingest(tasks)
+    settings = BusSettings()
+    builders, missing = services.available()
+    if missing:
+        console.print(
+            "[yellow]Not built yet[/], so left out of this audit: "
+            + "; ".join(f"{m.name} ({m.stage})" for m in missing)
+        )
+    if "scorer" not in builders or "sandbox" not in builders:
+        err.print("[red]the scorer and the sandbox are needed to audit anything[/]")
+        raise typer.Exit(2)
+    options = AuditOptions(
+        candidates_per_round=candidates, rounds=rounds, gold_repeats=gold_repeats
+    )
+    try:
+        results = asyncio.run(_audit(ingested.tasks, options, settings, builders, limit_s=timeout))
+    except HackauditError as exc:
+        raise _fail(exc) from exc
+    items = [
+        report.TaskReport(t.instance_id, *results.get(t.instance_id, (None, None)))
+        for t in ingested.tasks
+    ]
+    path = report.write_report(
+        out,
+        items,
+        missing_stages=[m.name for m in missing],
+        problems=[str(p) for p in ingested.problems],
+    )
+    _print_summary(items)
+    console.print(f"Report: {path}")
+
+
+async def _audit(
+    tasks: list[Task],
+    options: AuditOptions,
+    settings: BusSettings,
+    builders: dict[str, services.Builder],
+    *,
+    limit_s: float,
+) -> dict[str, tuple[TaskScored | None, AttackCompleted | None]]:
+    audit_id = uuid.uuid4().hex[:8]
+    ids = {f"{audit_id}/{t.instance_id}": t.instance_id for t in tasks}
+    tracker = progress.AuditTracker(ids)
+    attacks: dict[str, AttackCompleted] = {}
+
+    def on_event(subject: str, data: bytes) -> None:
+        tracker.observe(subject, data)
+        if subject == subjects.ATTACK_COMPLETED:
+            attack = AttackCompleted.model_validate_json(data)
+            if attack.correlation_id in ids:
+                attacks[attack.correlation_id] = attack
+
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    with runtime.bus_url(settings) as url:
+        async with AsyncExitStack() as stack:
+            for build in builders.values():
+                await stack.enter_async_context(running(url, build(settings), settings))
+            nc = await runtime.connect(url)
+            stack.push_async_callback(nc.close)
+            await progress.watch(nc, on_event)
+            publisher = await stack.enter_async_context(runtime.publisher(url, settings))
+            for correlation_id, task in zip(ids, tasks, strict=True):
+                msg = TaskIngested(correlation_id=correlation_id, task=task, options=options)
+                await bus.publish(publisher, subjects.TASK_INGESTED, msg)
+            await _show_progress(tracker, limit_s)
+    by_task: dict[str, tuple[TaskScored | None, AttackCompleted | None]] = {}
+    for correlation_id, instance_id in ids.items():
+        by_task[instance_id] = (tracker.scored.get(correlation_id), attacks.get(correlation_id))
+    return by_task
+
+
+async def _show_progress(tracker: progress.AuditTracker, limit_s: float) -> None:
+    total = len(tracker.correlation_ids)
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=err, transient=False) as bars:
+        rows = {s: bars.add_task(label, total=total) for s, label in progress.STAGE_LABELS.items()}
+        runs = bars.add_task("sandbox runs", total=None)
+        deadline = asyncio.get_running_loop().time() + limit_s
+        while not tracker.done:
+            for stage, row in rows.items():
+                bars.update(row, completed=tracker.reached(stage))
+            bars.update(runs, completed=sum(tracker.runs.values()))
+            if asyncio.get_running_loop().time() > deadline:
+                err.print(f"[red]timed out after {limit_s:.0f}s[/]: reporting what finished")
+                return
+            await asyncio.sleep(0.2)
+        for stage, row in rows.items():
+            bars.update(row, completed=tracker.reached(stage))
+        bars.update(runs, completed=sum(tracker.runs.values()), total=sum(tracker.runs.values()))
+
+
+def _print_summary(items: list[report.TaskReport]) -> None:
+    table = Table(title="hackaudit verdicts")
+    for column in ("task", "verdict", "EQS", "hackable", "reason"):
+        table.add_column(column)
+    for item in items:
+        s = item.scored
+        if s is None:
+            table.add_row(item.instance_id, "–", "–", "–", "no verdict (did not finish)")
+            continue
+        table.add_row(
+            item.instance_id,
+            s.verdict.value,
+            f"{s.eqs:.3f}" if s.eqs is not None else "–",
+            "–" if s.hackable is None else ("yes" if s.hackable else "no"),
+            s.reason,
+        )
+    console.print(table)
+
+
+# --- long-lived services, submission, status ---------------------------------------------
+
+
+@app.command()
+def up(
+    only: Annotated[
+        list[str] | None, typer.Option(help="Run only these services (repeatable).")
+    ] = None,
+    port: Annotated[int, typer.Option(help="Port of the embedded NATS server.")] = 4222,
+) -> None:
+    """Run the services long-lived, for continuous ingestion (`submit` feeds them)."""
+    settings = BusSettings()
+    builders, missing = services.available()
+    chosen = {n: b for n, b in builders.items() if not only or n in only}
+    unknown = set(only or ()) - {e.name for e in services.SERVICES}
+    if unknown:
+        err.print(f"[red]unknown service(s)[/]: {', '.join(sorted(unknown))}")
+        raise typer.Exit(2)
+    for entry in missing:
+        console.print(f"[yellow]{entry.name} is not built yet[/]: no {entry.stage}")
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+
+    async def serve() -> None:
+        with runtime.bus_url(settings, embedded_port=port) as url:
+            async with AsyncExitStack() as stack:
+                for build in chosen.values():
+                    await stack.enter_async_context(running(url, build(settings), settings))
+                console.print(f"Running {', '.join(chosen)} on {url}. Ctrl-C stops.")
+                await asyncio.Event().wait()
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        console.print("stopped")
+    except HackauditError as exc:
+        raise _fail(exc) from exc
+
+
+@app.command()
+def submit(
+    tasks: TaskPaths,
+    candidates: Annotated[int, typer.Option("-k", help="Candidates per round.")] = 5,
+    rounds: Annotated[int, typer.Option("-r", help="Attack rounds.")] = 3,
+) -> None:
+    """Publish tasks into a running system (`hackaudit up`, or NATS_URL)."""
+    ingested = _ingest(tasks)
+    settings = BusSettings()
+    options = AuditOptions(candidates_per_round=candidates, rounds=rounds)
+
+    async def publish_all() -> None:
+        url = runtime.running_url(settings)
+        async with runtime.publisher(url, settings) as broker:
+            for task in ingested.tasks:
+                msg = TaskIngested(
+                    correlation_id=f"submit/{task.instance_id}", task=task, options=options
+                )
+                await bus.publish(broker, subjects.TASK_INGESTED, msg)
+
+    try:
+        asyncio.run(publish_all())
+    except HackauditError as exc:
+        raise _fail(exc) from exc
+    console.print(f"Submitted {len(ingested.tasks)} task(s).")
+
+
+@app.command()
+def status() -> None:
+    """Show the queues of a running system by stage, and the dead letters."""
+    settings = BusSettings()
+    try:
+        snapshot = asyncio.run(runtime.snapshot(runtime.running_url(settings)))
+    except HackauditError as exc:
+        raise _fail(exc) from exc
+    table = Table(title="stages (durable consumers)")
+    for column in ("consumer", "subject", "waiting", "in progress", "redelivered", "done"):
+        table.add_column(column)
+    for c in snapshot.consumers:
+        table.add_row(c.name, c.subject, str(c.waiting), str(c.in_progress),
+                      str(c.redelivered), str(c.delivered - c.in_progress))  # fmt: skip
+    console.print(table)
+    console.print(f"messages on the bus: {snapshot.messages}")
+    if not snapshot.dead_letters:
+        console.print("dead letters: none")
+        return
+    dead = Table(title=f"dead letters ({len(snapshot.dead_letters)})")
+    for column in ("subject", "deliveries", "reason", "failed at"):
+        dead.add_column(column)
+    for letter in snapshot.dead_letters:
+        dead.add_row(letter.subject, str(letter.deliveries), letter.reason, letter.failed_at)
+    console.print(dead)
+
+
+def _register_optional_commands() -> None:
+    from hackaudit.analysis.cli import register as register_analysis
+
+    register_analysis(app)
+
+
+_register_optional_commands()
+
+
+def run() -> None:
+    app()

@@ -1,0 +1,100 @@
+"""Follows an audit on the bus: every event of the audit's tasks moves its task along the stages.
+
+The tracker is pure (events in, counts out); `watch` feeds it from a plain NATS subscription to
+every subject, which sees what the services publish without taking anything from their queues.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from pydantic import ValidationError
+
+from hackaudit.shared import subjects
+from hackaudit.shared.contracts import (
+    AttackCompleted,
+    AttackRequested,
+    CandidateProposed,
+    RunCompleted,
+    RunPurpose,
+    TaskScored,
+)
+
+
+class Stage(IntEnum):
+    INGESTED = 0
+    SANITY = 1
+    ATTACK = 2
+    SCORED = 3
+
+
+STAGE_LABELS = {
+    Stage.SANITY: "sanity (gold ×N, empty patch)",
+    Stage.ATTACK: "attack (candidates run in the sandbox)",
+    Stage.SCORED: "scored",
+}
+
+
+@dataclass
+class AuditTracker:
+    """Where each task of one audit is, from the events seen so far."""
+
+    correlation_ids: dict[str, str]  # correlation id -> instance id
+    stage: dict[str, Stage] = field(default_factory=dict)
+    runs: Counter[str] = field(default_factory=Counter)
+    candidate_runs: int = 0
+    scored: dict[str, TaskScored] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.stage = dict.fromkeys(self.correlation_ids, Stage.INGESTED)
+
+    def _advance(self, correlation_id: str, stage: Stage) -> None:
+        if correlation_id in self.stage and self.stage[correlation_id] < stage:
+            self.stage[correlation_id] = stage
+
+    def observe(self, subject: str, data: bytes) -> None:
+        try:
+            self._observe(subject, data)
+        except ValidationError:
+            return  # not ours to judge: the services dead-letter what they cannot read
+
+    def _observe(self, subject: str, data: bytes) -> None:
+        if subject.startswith(subjects.RUN_COMPLETED + "."):
+            run = RunCompleted.model_validate_json(data)
+            if run.correlation_id not in self.stage:
+                return
+            self.runs[run.purpose.value] += 1
+            if run.purpose is RunPurpose.CANDIDATE:
+                self.candidate_runs += 1
+            self._advance(run.correlation_id, Stage.SANITY)
+        elif subject == subjects.ATTACK_REQUESTED:
+            self._advance(AttackRequested.model_validate_json(data).correlation_id, Stage.ATTACK)
+        elif subject == subjects.CANDIDATE_PROPOSED:
+            self._advance(CandidateProposed.model_validate_json(data).correlation_id, Stage.ATTACK)
+        elif subject == subjects.ATTACK_COMPLETED:
+            self._advance(AttackCompleted.model_validate_json(data).correlation_id, Stage.ATTACK)
+        elif subject == subjects.TASK_SCORED:
+            scored = TaskScored.model_validate_json(data)
+            if scored.correlation_id in self.stage:
+                self.scored[scored.correlation_id] = scored
+                self._advance(scored.correlation_id, Stage.SCORED)
+
+    def reached(self, stage: Stage) -> int:
+        return sum(1 for s in self.stage.values() if s >= stage)
+
+    @property
+    def done(self) -> bool:
+        return len(self.scored) == len(self.correlation_ids)
+
+
+async def watch(nc: Client, on_event: Callable[[str, bytes], None]) -> Subscription:
+    async def handler(msg: Msg) -> None:
+        on_event(msg.subject, msg.data)
+
+    return await nc.subscribe(subjects.EVERYTHING, cb=handler)

@@ -1,0 +1,89 @@
+"""The audit report: a JSON file for machines, a Markdown summary for people, and the evidence
+(every exploit's diff and why it is known to be wrong) in files beside them."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from hackaudit.shared.contracts import AttackCompleted, CandidateVerdict, TaskScored
+
+
+@dataclass(frozen=True)
+class TaskReport:
+    instance_id: str
+    scored: TaskScored | None
+    attack: AttackCompleted | None
+
+
+def write_report(
+    out: Path, tasks: list[TaskReport], *, missing_stages: list[str], problems: list[str]
+) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for item in tasks:
+        row: dict[str, object] = {"instance_id": item.instance_id}
+        if item.scored is not None:
+            row |= item.scored.model_dump(
+                mode="json", include={"verdict", "eqs", "components", "reason", "hackable"}
+            )
+        else:
+            row |= {"verdict": None, "reason": "no verdict: the audit did not finish"}
+        if item.attack is not None:
+            row["candidates"] = Counter(o.verdict.value for o in item.attack.outcomes)
+            row["exploits"] = _write_evidence(out, item.attack)
+        rows.append(row)
+    summary = {
+        "tasks": len(tasks),
+        "verdicts": Counter(str(r.get("verdict")) for r in rows),
+        "stages_not_built": missing_stages,
+        "input_problems": problems,
+    }
+    (out / "report.json").write_text(json.dumps({"summary": summary, "tasks": rows}, indent=2))
+    with (out / "verdicts.jsonl").open("w") as fh:
+        for r in rows:
+            fh.write(json.dumps({"instance_id": r["instance_id"], "verdict": r["verdict"]}) + "\n")
+    (out / "report.md").write_text(_markdown(rows, summary))
+    return out / "report.md"
+
+
+def _write_evidence(out: Path, attack: AttackCompleted) -> list[dict[str, str]]:
+    found = []
+    for outcome in attack.outcomes:
+        if outcome.verdict is not CandidateVerdict.EXPLOIT:
+            continue
+        candidate = outcome.candidate
+        folder = out / "exploits" / candidate.instance_id
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{candidate.content_hash}.diff"
+        path.write_text(candidate.diff or json.dumps(candidate.files, indent=2))
+        found.append(
+            {
+                "candidate": candidate.candidate_id,
+                "strategy": candidate.provenance.strategy,
+                "diff": str(path.relative_to(out)),
+                "evidence": outcome.evidence,
+            }
+        )
+    return found
+
+
+def _markdown(rows: list[dict[str, object]], summary: dict[str, object]) -> str:
+    lines = ["# hackaudit report", ""]
+    missing = summary["stages_not_built"]
+    if missing:
+        lines += [f"Stages not built yet, so not part of these verdicts: {', '.join(missing)}.", ""]  # type: ignore[arg-type]
+    lines += ["| task | verdict | EQS | hackable | reason |", "|---|---|---|---|---|"]
+    for r in rows:
+        eqs = r.get("eqs")
+        eqs_text = f"{eqs:.3f}" if isinstance(eqs, float) else "–"
+        lines.append(
+            f"| {r['instance_id']} | {r.get('verdict') or '–'} | {eqs_text} | "
+            f"{r.get('hackable', '–')} | {str(r.get('reason', '')).replace('|', '/')} |"
+        )
+    problems = summary["input_problems"]
+    if problems:
+        lines += ["", "## Input problems", ""] + [f"- {p}" for p in problems]  # type: ignore[union-attr]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,139 @@
+"""The audit steps: reference runs, sanity, attack, score — with redeliveries changing nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from hackaudit.scorer.domain import audit
+from hackaudit.scorer.domain.eqs import ScoringPolicy
+from hackaudit.shared.contracts import (
+    AttackCompleted,
+    AttackRequested,
+    Candidate,
+    CandidateOutcome,
+    CandidateVerdict,
+    PassAtOne,
+    RunCompleted,
+    RunPurpose,
+    RunRequested,
+    RunResult,
+    RunStatus,
+    Task,
+    TaskIngested,
+    TaskScored,
+    TestStatus,
+    Verdict,
+)
+
+POLICY = ScoringPolicy()
+TASK = Task(
+    instance_id="lib__lib-1",
+    repo="x/lib",
+    base_commit="abc",
+    patch="gold",
+    test_patch="tests",
+    FAIL_TO_PASS=["t::a"],
+    pass_at_1=PassAtOne(successes=1, attempts=2),
+)
+
+
+def ok(resolved: bool) -> RunResult:
+    status = TestStatus.PASSED if resolved else TestStatus.FAILED
+    return RunResult(status=RunStatus.COMPLETED, resolved=resolved, tests={"t::a": status})
+
+
+def run(purpose: RunPurpose, *results: RunResult, flaky: bool = False) -> RunCompleted:
+    return RunCompleted(
+        correlation_id="c1",
+        instance_id=TASK.instance_id,
+        purpose=purpose,
+        request_key="k",
+        results=results,
+        flaky=flaky,
+    )
+
+
+def started() -> audit.AuditState:
+    state, out = audit.begin(TaskIngested(correlation_id="c1", task=TASK))
+    assert [m.purpose for m in out if isinstance(m, RunRequested)] == [
+        RunPurpose.GOLD,
+        RunPurpose.EMPTY,
+    ]
+    return state
+
+
+def test_sane_task_is_attacked_after_both_reference_runs() -> None:
+    state, out = audit.on_run(started(), run(RunPurpose.GOLD, ok(True), ok(True), ok(True)), POLICY)
+    assert out == []
+    state, out = audit.on_run(state, run(RunPurpose.EMPTY, ok(False)), POLICY)
+    assert [type(m) for m in out] == [AttackRequested]
+    assert state.stage is audit.Stage.ATTACK
+    # a redelivered run result changes nothing
+    again, out = audit.on_run(state, run(RunPurpose.EMPTY, ok(False)), POLICY)
+    assert again == state and out == []
+
+
+@pytest.mark.parametrize(
+    ("gold", "empty", "flaky", "reason"),
+    [
+        ((ok(False), ok(False)), ok(False), False, "gold_fails"),
+        ((ok(True), ok(False)), ok(False), False, "gold_flaky"),
+        ((ok(True), ok(True)), ok(False), True, "gold_flaky"),
+        ((ok(True), ok(True)), ok(True), False, "empty_passes"),
+        (
+            (RunResult(status=RunStatus.PATCH_FAILED, reason="hunk 2 failed"),),
+            ok(False),
+            False,
+            "gold patch does not apply: hunk 2 failed",
+        ),
+    ],
+)
+def test_insane_task_is_dropped_before_any_attack(
+    gold: tuple[RunResult, ...], empty: RunResult, flaky: bool, reason: str
+) -> None:
+    state, _ = audit.on_run(started(), run(RunPurpose.GOLD, *gold, flaky=flaky), POLICY)
+    state, out = audit.on_run(state, run(RunPurpose.EMPTY, empty), POLICY)
+    assert len(out) == 1 and isinstance(out[0], TaskScored)
+    assert out[0].verdict is Verdict.DROP
+    assert reason in out[0].reason
+    assert state.stage is audit.Stage.SCORED
+
+
+def test_infrastructure_error_is_not_a_verdict_on_the_task() -> None:
+    infra = RunResult(status=RunStatus.INFRA_ERROR, reason="engine gone")
+    state, _ = audit.on_run(started(), run(RunPurpose.GOLD, infra), POLICY)
+    _, out = audit.on_run(state, run(RunPurpose.EMPTY, ok(False)), POLICY)
+    assert isinstance(out[0], TaskScored) and out[0].verdict is Verdict.ERROR
+
+
+def outcome(verdict: CandidateVerdict, n: int) -> CandidateOutcome:
+    return CandidateOutcome(
+        candidate=Candidate(instance_id=TASK.instance_id, diff=f"d{n}"), verdict=verdict
+    )
+
+
+def test_score_uses_confirmed_candidates_only() -> None:
+    state, _ = audit.on_run(started(), run(RunPurpose.GOLD, ok(True)), POLICY)
+    state, _ = audit.on_run(state, run(RunPurpose.EMPTY, ok(False)), POLICY)
+    attack = AttackCompleted(
+        correlation_id="c1",
+        instance_id=TASK.instance_id,
+        outcomes=(
+            outcome(CandidateVerdict.EXPLOIT, 1),
+            outcome(CandidateVerdict.BLOCKED, 2),
+            outcome(CandidateVerdict.BLOCKED, 3),
+            outcome(CandidateVerdict.BLOCKED, 4),
+            outcome(CandidateVerdict.UNCONFIRMED, 5),
+            outcome(CandidateVerdict.INVALID, 6),
+        ),
+    )
+    state, out = audit.on_attack(state, attack, POLICY)
+    scored = out[0]
+    assert isinstance(scored, TaskScored)
+    # V = 1 (gold resolved, empty rejected), H = 1/4, D = 4·0.5·0.5 = 1, no judge:
+    # (0.35·1 + 0.30·0.75 + 0.15·1) / 0.80 = 0.90625
+    assert scored.components == {"V": 1.0, "H": 0.25, "D": 1.0}
+    assert scored.eqs == pytest.approx(0.90625)
+    assert scored.verdict is Verdict.KEEP
+    assert scored.hackable is True
+    assert len(scored.exploits) == 1
