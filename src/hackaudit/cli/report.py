@@ -45,7 +45,7 @@ def write_report(
     with (out / "verdicts.jsonl").open("w") as fh:
         for r in rows:
             fh.write(json.dumps({"instance_id": r["instance_id"], "verdict": r["verdict"]}) + "\n")
-    (out / "report.md").write_text(_markdown(rows, summary))
+    (out / "report.md").write_text(_markdown(rows, missing_stages, problems))
     return out / "report.md"
 
 
@@ -70,11 +70,10 @@ def _write_evidence(out: Path, attack: AttackCompleted) -> list[dict[str, str]]:
     return found
 
 
-def _markdown(rows: list[dict[str, object]], summary: dict[str, object]) -> str:
+def _markdown(rows: list[dict[str, object]], missing: list[str], problems: list[str]) -> str:
     lines = ["# hackaudit report", ""]
-    missing = summary["stages_not_built"]
     if missing:
-        lines += [f"Stages not built yet, so not part of these verdicts: {', '.join(missing)}.", ""]  # type: ignore[arg-type]
+        lines += [f"Stages not built yet, so not part of these verdicts: {', '.join(missing)}.", ""]
     lines += ["| task | verdict | EQS | hackable | reason |", "|---|---|---|---|---|"]
     for r in rows:
         eqs = r.get("eqs")
@@ -83,7 +82,6 @@ def _markdown(rows: list[dict[str, object]], summary: dict[str, object]) -> str:
             f"| {r['instance_id']} | {r.get('verdict') or '–'} | {eqs_text} | "
             f"{r.get('hackable', '–')} | {str(r.get('reason', '')).replace('|', '/')} |"
         )
-    problems = summary["input_problems"]
     if problems:
-        lines += ["", "## Input problems", ""] + [f"- {p}" for p in problems]  # type: ignore[union-attr]
+        lines += ["", "## Input problems", ""] + [f"- {p}" for p in problems]
     return "\n".join(lines) + "\n"

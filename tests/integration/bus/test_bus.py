@@ -155,7 +155,9 @@ async def test_poisoned_message_is_dead_lettered_with_reason(nats_url: str) -> N
         got.append(msg.instance_id)
 
     async with worker(nats_url, handle, settings) as broker:
-        await broker.publish(b'{"not": "an AttackCompleted"}', CONSUMER.subject, stream=subjects.STREAM)
+        await broker.publish(
+            b'{"not": "an AttackCompleted"}', CONSUMER.subject, stream=subjects.STREAM
+        )
         await bus.publish(broker, CONSUMER.subject, message(7))
         await wait_for(lambda: got == ["task-7"])
         await asyncio.sleep(0.3)

@@ -1,0 +1,7 @@
+"""`python -m hackaudit.judge`: the judge service is not built yet, and says so instead of idling."""
+
+import sys
+
+if __name__ == "__main__":
+    sys.stderr.write("hackaudit.judge is not built yet: audits run without it and say so.\n")
+    sys.exit(2)
