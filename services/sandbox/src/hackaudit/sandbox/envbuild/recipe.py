@@ -1,0 +1,147 @@
+"""The image recipe as pure functions: the Dockerfile text and the tag that names its inputs.
+
+An image is named by a hash of everything that decides its content: the base image id, the
+Dockerfile text (which spells the packages and the install command), the wheel files' hashes, the
+base commit and this recipe's version. An unchanged task therefore maps to an existing tag and is
+never rebuilt; tasks that share a repository, commit and spec share one image; and any change to
+the recipe, a wheel or the base image makes a new tag instead of reusing a stale image.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from dataclasses import dataclass
+
+# Bump when anything that shapes the image changes outside the Dockerfile text (the way the
+# source is copied and committed, the build context layout).
+RECIPE_VERSION = 1
+
+TESTBED = "/testbed"
+VENV = "/opt/venv"
+WHEELS_IN_IMAGE = "/tmp/wheelhouse"
+CONTEXT_WHEELS = "wheelhouse"
+CONTEXT_TESTBED = "testbed"
+RUNNER = "runner"
+TAG_PREFIX = "hackaudit-env"
+BUILD_TOOLS = ("wheel",)
+_SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+@dataclass(frozen=True)
+class WheelFile:
+    name: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class ImageInputs:
+    """Everything one environment image is made from."""
+
+    repo: str
+    base_image: str
+    base_image_id: str
+    base_commit: str
+    pip_packages: tuple[str, ...]
+    wheels: tuple[WheelFile, ...]
+    install: str | None
+
+
+def normalised_packages(packages: tuple[str, ...]) -> tuple[str, ...]:
+    """Sorted and deduplicated, so the order a task lists them in does not split images."""
+    return tuple(sorted({p.strip() for p in packages if p.strip()}))
+
+
+def with_build_tools(packages: tuple[str, ...], install: str | None) -> tuple[str, ...]:
+    """The packages plus the build tools an install command needs, unless the task names them.
+
+    A venv on the base image has setuptools but no `wheel`, without which its setuptools cannot
+    build (`pip install --no-build-isolation -e .` fails); builds run without network, so the
+    tool comes from the wheelhouse like every other package. A task that names it itself (a
+    pinned version) keeps its own.
+    """
+    if not install:
+        return normalised_packages(packages)
+    named = {requirement_name(p) for p in packages}
+    tools = tuple(tool for tool in BUILD_TOOLS if tool not in named)
+    return normalised_packages(packages + tools)
+
+
+def requirement_name(requirement: str) -> str:
+    """`Foo_Bar[extra]>=1.0` -> `foo-bar`, the name as pip compares it."""
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return re.sub(r"[-_.]+", "-", match.group(1)).lower() if match else requirement.strip()
+
+
+def repo_slug(repo: str) -> str:
+    """`Owner/Name` -> `owner__name`, within Docker's repository-name alphabet."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", repo.lower().replace("/", "__")).strip("._-")
+    return slug[:100] or "repo"
+
+
+def dockerfile(inputs: ImageInputs) -> str:
+    """The build recipe: a venv from the copied wheels, the repository at /testbed, the install."""
+    lines = [
+        f"# hackaudit environment image, recipe {RECIPE_VERSION}",
+        f"FROM {inputs.base_image}",
+        "USER root",
+        f"RUN git config --system --add safe.directory '*' && python3 -m venv {VENV}",
+        f"ENV VIRTUAL_ENV={VENV} PATH={VENV}/bin:{_SYSTEM_PATH} PIP_NO_INDEX=1 "
+        "PIP_DISABLE_PIP_VERSION_CHECK=1",
+    ]
+    if inputs.pip_packages:
+        pip = [
+            f"{VENV}/bin/pip",
+            "install",
+            "--no-index",
+            "--no-cache-dir",
+            "--find-links",
+            WHEELS_IN_IMAGE,
+            *inputs.pip_packages,
+        ]
+        lines += [
+            f"COPY {CONTEXT_WHEELS}/ {WHEELS_IN_IMAGE}/",
+            f"RUN {json.dumps(pip)}",
+            f"RUN rm -rf {WHEELS_IN_IMAGE}",
+        ]
+    lines += [
+        f"COPY --chown={RUNNER}:{RUNNER} {CONTEXT_TESTBED}/ {TESTBED}/",
+        f"WORKDIR {TESTBED}",
+    ]
+    if inputs.install:
+        lines.append(f"RUN {json.dumps(['/bin/bash', '-eo', 'pipefail', '-c', inputs.install])}")
+    # Only what the install created is re-owned, so the repository's layer is not copied again.
+    lines += [
+        f"RUN find {TESTBED} ! -user {RUNNER} -exec chown -h {RUNNER}:{RUNNER} {{}} +",
+        f"USER {RUNNER}",
+        f"CMD {json.dumps(['/bin/bash'])}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def inputs_digest(inputs: ImageInputs) -> str:
+    payload = {
+        "recipe": RECIPE_VERSION,
+        "base_image_id": inputs.base_image_id,
+        "base_commit": inputs.base_commit,
+        "dockerfile": dockerfile(inputs).replace(f"FROM {inputs.base_image}", "FROM <base>"),
+        "wheels": sorted((w.name, w.sha256) for w in inputs.wheels),
+    }
+    encoded = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(encoded).hexdigest()
+
+
+def image_tag(inputs: ImageInputs) -> str:
+    return f"{TAG_PREFIX}/{repo_slug(inputs.repo)}:{inputs_digest(inputs)[:20]}"
+
+
+def image_labels(inputs: ImageInputs) -> dict[str, str]:
+    return {
+        "hackaudit.recipe": str(RECIPE_VERSION),
+        "hackaudit.repo": inputs.repo,
+        "hackaudit.base_commit": inputs.base_commit,
+        "hackaudit.inputs": inputs_digest(inputs),
+        "hackaudit.pip_packages": shlex.join(inputs.pip_packages),
+    }
