@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
+from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Annotated
@@ -13,11 +15,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from hackaudit.cli import progress, report, runtime, services
+from hackaudit.cli import progress, report, runs, runtime, services
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import (
     AttackCompleted,
     AuditOptions,
+    Candidate,
+    RunCompleted,
+    RunPurpose,
+    RunRequested,
     Task,
     TaskIngested,
     TaskScored,
@@ -283,6 +289,117 @@ def status() -> None:
     for letter in snapshot.dead_letters:
         dead.add_row(letter.subject, str(letter.deliveries), letter.reason, letter.failed_at)
     console.print(dead)
+
+
+tasks_app = typer.Typer(help="Task files.", no_args_is_help=True)
+app.add_typer(tasks_app, name="tasks")
+
+
+@tasks_app.command("validate")
+def tasks_validate(
+    tasks: TaskPaths,
+    repeats: Annotated[int, typer.Option(help="Gold runs per task, to expose flakiness.")] = 5,
+) -> None:
+    """SWE-bench's check through the sandbox: without a fix FAIL_TO_PASS fails; with gold, every
+    FAIL_TO_PASS and PASS_TO_PASS test passes, every time. Exits 1 if any task is flagged."""
+    from hackaudit.cli.environments import ensure_images
+    from hackaudit.cli.validate import Validity, judge_validity
+
+    ingested = _ingest(tasks)
+    ready = ensure_images(ingested.tasks, err)
+    settings = BusSettings()
+    sandbox = services.builder("sandbox")
+    if sandbox is None:
+        err.print("[red]the sandbox is not built: nothing can be validated[/]")
+        raise typer.Exit(2)
+    batch = uuid.uuid4().hex[:8]
+    requests: dict[str, tuple[RunRequested, RunRequested]] = {}
+    for task in ready.tasks:
+        cid = f"validate-{batch}/{task.instance_id}"
+        before = RunRequested(
+            correlation_id=cid, task=task, purpose=RunPurpose.EMPTY,
+            candidate=Candidate.empty(task),
+            requested_by="validate",
+        )  # fmt: skip
+        gold = RunRequested(
+            correlation_id=cid, task=task, purpose=RunPurpose.GOLD, repeats=repeats,
+            candidate=Candidate.gold(task),
+            requested_by="validate",
+        )  # fmt: skip
+        requests[task.instance_id] = (before, gold)
+
+    async def run_all() -> dict[str, RunCompleted]:
+        flat = [r for pair in requests.values() for r in pair]
+        settings.state_dir.mkdir(parents=True, exist_ok=True)
+        with runtime.bus_url(settings) as url, _stage_bar("validation runs", len(flat)) as tick:
+            async with running(url, sandbox(settings), settings):
+                return await runs.run_requests(
+                    url, settings, flat, requester="validate", on_result=lambda _: tick()
+                )
+
+    try:
+        results = asyncio.run(run_all())
+    except HackauditError as exc:
+        raise _fail(exc) from exc
+    table = Table(title="task validation")
+    for column in ("task", "verdict", "detail"):
+        table.add_column(column)
+    flagged = 0
+    for o in ready.failed:
+        flagged += 1
+        table.add_row(o.instance_id, "[red]error[/]", f"no image: {o.reason}")
+    for task in ready.tasks:
+        before, gold = requests[task.instance_id]
+        done_before, done_gold = (
+            results.get(before.idempotency_key),
+            results.get(gold.idempotency_key),
+        )
+        if done_before is None or done_gold is None:
+            flagged += 1
+            table.add_row(task.instance_id, "[red]error[/]", "the sandbox did not answer in time")
+            continue
+        v = judge_validity(task, done_before.result, done_gold.results, gold_flaky=done_gold.flaky)
+        flagged += v.flagged
+        colour = "red" if v.flagged else ("yellow" if v.validity is not Validity.VALID else "green")
+        table.add_row(task.instance_id, f"[{colour}]{v.validity.value}[/]", v.detail)
+    console.print(table)
+    console.print(f"{len(ingested.tasks) - flagged} passed, {flagged} flagged")
+    if flagged:
+        raise typer.Exit(1)
+
+
+@contextlib.contextmanager
+def _stage_bar(label: str, total: int) -> Iterator[Callable[[], None]]:
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=err) as bars:
+        row = bars.add_task(label, total=total)
+        yield lambda: bars.advance(row)
+
+
+env_app = typer.Typer(help="Task images.", no_args_is_help=True)
+app.add_typer(env_app, name="env")
+
+
+@env_app.command("build")
+def env_build(tasks: TaskPaths) -> None:
+    """Build the image of every task that has none yet (tagged by a hash of its inputs)."""
+    from hackaudit.cli.environments import ensure_images
+
+    ingested = _ingest(tasks)
+    ready = ensure_images(ingested.tasks, err)
+    table = Table(title="task images")
+    for column in ("task", "status", "image", "seconds"):
+        table.add_column(column)
+    for o in ready.outcomes:
+        table.add_row(o.instance_id, o.status.value, o.image or o.reason, f"{o.seconds:.1f}")
+    console.print(table)
+    if ready.failed:
+        raise typer.Exit(1)
 
 
 def _register_optional_commands() -> None:

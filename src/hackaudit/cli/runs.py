@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
 
 from nats.aio.msg import Msg
@@ -44,10 +45,8 @@ async def run_requests(
             for request in requests:
                 await bus.publish(broker, subjects.RUN_REQUESTED, request)
             if wanted:
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(finished.wait(), timeout=limit_s)
-                except TimeoutError:
-                    pass
     finally:
         await nc.close()
     return results

@@ -48,7 +48,9 @@ def judge_validity(
     resolved = [r for r in gold if r.resolved]
     if not resolved:
         first = gold[0]
-        why = first.reason if first.status is not RunStatus.COMPLETED else _not_passing(graded, first)
+        why = (
+            first.reason if first.status is not RunStatus.COMPLETED else _not_passing(graded, first)
+        )
         return TaskValidity(
             task.instance_id, Validity.BROKEN, f"gold not resolved ({first.status.value}): {why}"
         )

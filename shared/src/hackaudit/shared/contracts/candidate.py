@@ -7,6 +7,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from hackaudit.shared.contracts.task import Task
+
 
 class Provenance(BaseModel):
     """Where a candidate came from: strategy, round and the candidate it was derived from."""
@@ -52,6 +54,18 @@ class Candidate(BaseModel):
         if self.kind is CandidateKind.DIFF and self.files:
             raise ValueError("a diff candidate carries no file mapping")
         return self
+
+    @classmethod
+    def gold(cls, task: Task) -> Candidate:
+        """The task's own gold patch as a candidate (reference runs)."""
+        return cls(
+            instance_id=task.instance_id, diff=task.patch, provenance=Provenance(strategy="gold")
+        )
+
+    @classmethod
+    def empty(cls, task: Task) -> Candidate:
+        """No change at all: what the tests must reject."""
+        return cls(instance_id=task.instance_id, provenance=Provenance(strategy="empty"))
 
     @property
     def content_hash(self) -> str:

@@ -28,7 +28,6 @@ from hackaudit.shared.contracts import (
     Candidate,
     CandidateVerdict,
     Message,
-    Provenance,
     RunCompleted,
     RunPurpose,
     RunRequested,
@@ -62,16 +61,6 @@ class AuditState(BaseModel):
     scored: TaskScored | None = None
 
 
-def gold_candidate(task: Task) -> Candidate:
-    return Candidate(
-        instance_id=task.instance_id, diff=task.patch, provenance=Provenance(strategy="gold")
-    )
-
-
-def empty_candidate(task: Task) -> Candidate:
-    return Candidate(instance_id=task.instance_id, provenance=Provenance(strategy="empty"))
-
-
 def begin(msg: TaskIngested) -> tuple[AuditState, list[Message]]:
     state = AuditState(correlation_id=msg.correlation_id, task=msg.task, options=msg.options)
     return state, reference_runs(state)
@@ -84,7 +73,7 @@ def reference_runs(state: AuditState) -> list[Message]:
             correlation_id=state.correlation_id,
             task=task,
             purpose=RunPurpose.GOLD,
-            candidate=gold_candidate(task),
+            candidate=Candidate.gold(task),
             repeats=state.options.gold_repeats,
             requested_by=REQUESTER,
         ),
@@ -92,7 +81,7 @@ def reference_runs(state: AuditState) -> list[Message]:
             correlation_id=state.correlation_id,
             task=task,
             purpose=RunPurpose.EMPTY,
-            candidate=empty_candidate(task),
+            candidate=Candidate.empty(task),
             requested_by=REQUESTER,
         ),
     ]
