@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from faststream.nats import NatsBroker
@@ -25,7 +25,8 @@ class Service:
     name: str
     consumers: list[subjects.Consumer]
     attach: Callable[[NatsBroker], None]
-    on_stop: list[Callable[[], None]] = field(default_factory=list)
+    on_start: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    on_stop: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
 
 @contextlib.asynccontextmanager
@@ -33,16 +34,19 @@ async def running(url: str, service: Service, settings: BusSettings) -> AsyncIte
     """The service connected to `url`, its topology declared and its handlers consuming."""
     broker = NatsBroker(url, logger=None)
     service.attach(broker)
-    await broker.connect()
-    await bus.declare_topology(broker.config.connection_state.stream, settings, service.consumers)
-    await broker.start()
-    log.info("service started", service=service.name, consumers=len(service.consumers))
     try:
+        for start in service.on_start:
+            await start()
+        await broker.connect()
+        stream = broker.config.connection_state.stream
+        await bus.declare_topology(stream, settings, service.consumers)
+        await broker.start()
+        log.info("service started", service=service.name, consumers=len(service.consumers))
         yield broker
     finally:
         await broker.stop()
         for stop in service.on_stop:
-            stop()
+            await stop()
         log.info("service stopped", service=service.name)
 
 

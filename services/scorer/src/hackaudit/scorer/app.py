@@ -62,4 +62,7 @@ def build(bus_settings: BusSettings, settings: ScorerSettings | None = None) -> 
             bus_settings,
         )
 
-    return Service("scorer", consumers, attach, on_stop=[store.close])
+    async def close() -> None:
+        store.close()
+
+    return Service("scorer", consumers, attach, on_stop=[close])
