@@ -284,3 +284,27 @@ async def test_message_of_a_dead_worker_is_redelivered_to_another(
             doomed.kill()
     assert marker.read_text() == "task-9"
     assert await dead_letters(nats_url) == []
+
+
+async def test_concurrent_worker_handles_several_messages_at_once(nats_url: str) -> None:
+    both_in = asyncio.Barrier(3)  # two handlers and the test: passes only if both run at once
+    done: list[str] = []
+
+    async def meet(msg: AttackCompleted) -> None:
+        await asyncio.wait_for(both_in.wait(), timeout=10)
+        done.append(msg.instance_id)
+
+    broker = NatsBroker(nats_url)
+    settings = fast_settings()
+    bus.subscribe(broker, CONSUMER, AttackCompleted, meet, settings, concurrency=2)
+    await broker.connect()
+    await bus.declare_topology(broker.config.connection_state.stream, settings, [CONSUMER])
+    await broker.start()
+    try:
+        await bus.publish(broker, CONSUMER.subject, message(1))
+        await bus.publish(broker, CONSUMER.subject, message(2))
+        await asyncio.wait_for(both_in.wait(), timeout=10)
+        await wait_for(lambda: len(done) == 2)
+    finally:
+        await broker.stop()
+    assert sorted(done) == ["task-1", "task-2"]

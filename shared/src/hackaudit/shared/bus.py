@@ -257,8 +257,14 @@ def subscribe(
     model: type[M],
     handler: Handler[M],
     settings: BusSettings,
+    *,
+    concurrency: int = 1,
 ) -> None:
-    """Attach `handler` to the durable pull consumer `consumer`, under the delivery policy."""
+    """Attach `handler` to the durable pull consumer `consumer`, under the delivery policy.
+
+    With `concurrency` > 1 the worker handles that many messages of the consumer at once (for
+    handlers that mostly wait, such as an attack awaiting its sandbox runs).
+    """
 
     async def bury(subject: str, letter: DeadLetter, msg_id: str) -> None:
         await broker.publish(
@@ -270,13 +276,19 @@ def subscribe(
 
     policy = DeliveryPolicy(settings, bury)
 
-    @broker.subscriber(
-        consumer.subject,
-        stream=JStream(subjects.STREAM, declare=False),
-        durable=consumer.durable,
-        config=consumer_config(consumer, settings),
-        pull_sub=PullSub(batch_size=1, timeout=1.0),
-        ack_policy=AckPolicy.MANUAL,
-    )
     async def on_message(message: NatsMessage) -> None:
         await policy.handle(NatsDelivery(message), model, handler)
+
+    stream = JStream(subjects.STREAM, declare=False)
+    config = consumer_config(consumer, settings)
+    pull = PullSub(batch_size=1, timeout=1.0)
+    if concurrency > 1:
+        broker.subscriber(
+            consumer.subject, stream=stream, durable=consumer.durable, config=config,
+            pull_sub=pull, ack_policy=AckPolicy.MANUAL, max_workers=concurrency,
+        )(on_message)  # fmt: skip
+    else:
+        broker.subscriber(
+            consumer.subject, stream=stream, durable=consumer.durable, config=config,
+            pull_sub=pull, ack_policy=AckPolicy.MANUAL,
+        )(on_message)  # fmt: skip

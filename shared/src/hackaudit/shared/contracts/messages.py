@@ -146,6 +146,8 @@ class RunRequested(Message):
     repeats: int = Field(default=1, ge=1)
     timeout_s: float | None = Field(default=None, gt=0)
     requested_by: str = ""
+    # Raised to run the same request again: a new attempt is a new idempotency key.
+    attempt: int = Field(default=0, ge=0)
 
 
 class RunResult(BaseModel):

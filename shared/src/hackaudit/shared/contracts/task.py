@@ -55,7 +55,7 @@ def _decode_test_list(value: Any, field: str) -> list[str]:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{field} is a string but not a JSON list: {exc.msg}") from exc
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"{field} must be a list of test names")
     return list(value)
 

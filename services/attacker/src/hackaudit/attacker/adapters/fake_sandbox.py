@@ -1,0 +1,60 @@
+"""An in-memory `SandboxPort` that grades by scripted rules instead of running anything.
+
+A rule is a function from the request to a `RunResult`, or None when it does not apply; the
+first rule that applies decides, and a run no rule covers is a completed run that resolves
+nothing. Every request is recorded, so tests can assert what reached the sandbox.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from hackaudit.shared.contracts import (
+    PatchFlags,
+    RunCompleted,
+    RunPurpose,
+    RunRequested,
+    RunResult,
+    RunStatus,
+    TestStatus,
+)
+
+Rule = Callable[[RunRequested], RunResult | None]
+
+
+def passed(tests: Iterable[str], flags: PatchFlags | None = None, log_tail: str = "") -> RunResult:
+    return RunResult(
+        status=RunStatus.COMPLETED,
+        resolved=True,
+        tests=dict.fromkeys(tests, TestStatus.PASSED),
+        flags=flags or PatchFlags(),
+        log_tail=log_tail,
+    )
+
+
+def failed(tests: dict[str, TestStatus], log_tail: str = "") -> RunResult:
+    return RunResult(status=RunStatus.COMPLETED, resolved=False, tests=tests, log_tail=log_tail)
+
+
+class ScriptedSandbox:
+    def __init__(self, rules: Iterable[Rule] = ()) -> None:
+        self.rules = list(rules)
+        self.requests: list[RunRequested] = []
+
+    def count(self, purpose: RunPurpose) -> int:
+        return sum(r.purpose is purpose for r in self.requests)
+
+    async def run(self, request: RunRequested) -> RunCompleted:
+        self.requests.append(request)
+        result = next((r for rule in self.rules if (r := rule(request)) is not None), None)
+        if result is None:
+            result = RunResult(status=RunStatus.COMPLETED, resolved=False, reason="no rule")
+        return RunCompleted(
+            correlation_id=request.correlation_id,
+            instance_id=request.task.instance_id,
+            purpose=request.purpose,
+            request_key=request.idempotency_key,
+            candidate_id=request.candidate.candidate_id if request.candidate else None,
+            results=(result,) * request.repeats,
+            requested_by=request.requested_by,
+        )

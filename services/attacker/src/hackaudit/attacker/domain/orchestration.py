@@ -1,0 +1,334 @@
+"""The rounds of one task's attack, as pure functions over a serialisable `RoundState`.
+
+Each round proposes up to K candidates (AuditOptions.candidates_per_round) and grades them;
+there are R rounds (AuditOptions.rounds), or fewer when `stop_when_hackable` is set and an
+exploit is confirmed. Offline candidates are mixed by round: round 1 takes the most promising
+families (harness exploits, special-casing, partial fixes), later rounds lean on mutants, with
+the LLM (when there is one) taking its share of every round. A candidate whose patch was
+already proposed for the task (same `Candidate.content_hash`), or that equals gold, never
+reaches the sandbox twice.
+
+The state is saved after every step, so an attacker that restarts resumes where it stopped:
+planned candidates are not proposed again (no second model call) and graded ones are not rerun.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hackaudit.attacker.domain import diffs
+from hackaudit.attacker.domain.strategies.base import Category, Feedback, with_round
+from hackaudit.attacker.domain.strategies.llm import INVALID_PREFIX
+from hackaudit.shared.contracts import (
+    AttackCompleted,
+    AttackRequested,
+    AuditOptions,
+    Candidate,
+    CandidateOutcome,
+    CandidateVerdict,
+    RunResult,
+    RunStatus,
+    Task,
+    TestStatus,
+)
+
+# Share of a round's offline slots per family: round 1, then every later round.
+FIRST_ROUND_MIX: Mapping[Category, float] = {
+    Category.HARNESS: 0.4,
+    Category.SPECIAL_CASE: 0.2,
+    Category.PARTIAL_FIX: 0.4,
+}
+LATER_ROUND_MIX: Mapping[Category, float] = {
+    Category.MUTATION: 0.6,
+    Category.PARTIAL_FIX: 0.2,
+    Category.HARNESS: 0.1,
+    Category.SPECIAL_CASE: 0.1,
+}
+# When a family runs dry, its slots go to the others in this order.
+FILL_ORDER = (Category.HARNESS, Category.SPECIAL_CASE, Category.PARTIAL_FIX, Category.MUTATION)
+
+
+class TokenUsage(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    calls: int = 0
+    cached_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def add(self, input_tokens: int, output_tokens: int, cached: bool) -> TokenUsage:
+        if cached:
+            return self.model_copy(
+                update={"calls": self.calls + 1, "cached_calls": self.cached_calls + 1}
+            )
+        return TokenUsage(
+            calls=self.calls + 1,
+            cached_calls=self.cached_calls,
+            input_tokens=self.input_tokens + input_tokens,
+            output_tokens=self.output_tokens + output_tokens,
+        )
+
+
+class LLMCall(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    round: int
+    input_tokens: int
+    output_tokens: int
+    cached: bool = False
+
+
+class RoundState(BaseModel):
+    """Everything an attack has done so far; enough to resume it after a restart."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    correlation_id: str
+    task: Task
+    options: AuditOptions
+    round: int = 0  # the round planned last (0: none yet)
+    pending: tuple[Candidate, ...] = ()  # planned for `round`, not graded yet
+    outcomes: tuple[CandidateOutcome, ...] = ()
+    seen: tuple[str, ...] = ()  # content hashes already planned, gold's included
+    gold_runs: dict[str, tuple[RunResult, ...]] = Field(default_factory=dict)
+    llm_calls: tuple[LLMCall, ...] = ()
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    llm_errors: tuple[str, ...] = ()
+    rounds_run: int = 0  # rounds that graded at least one candidate
+    finished: bool = False
+    stopped_early: bool = False
+
+    @property
+    def hackable(self) -> bool:
+        return any(o.verdict is CandidateVerdict.EXPLOIT for o in self.outcomes)
+
+
+def state_key(request: AttackRequested) -> str:
+    return f"{request.task.instance_id}-{request.idempotency_key.rsplit(':', 1)[-1][:16]}"
+
+
+def new_state(request: AttackRequested) -> RoundState:
+    gold = Candidate(instance_id=request.task.instance_id, diff=request.task.patch)
+    return RoundState(
+        key=state_key(request),
+        correlation_id=request.correlation_id,
+        task=request.task,
+        options=request.options,
+        seen=(gold.content_hash,),
+    )
+
+
+# --- what to do next ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Grade:
+    candidate: Candidate
+
+
+@dataclass(frozen=True)
+class Plan:
+    round: int
+
+
+@dataclass(frozen=True)
+class Finish:
+    reason: str
+    early: bool = False
+
+
+Action = Grade | Plan | Finish
+
+
+def next_action(state: RoundState) -> Action:
+    if state.finished:
+        return Finish("already finished")
+    if state.options.stop_when_hackable and state.hackable:
+        return Finish("hackable: stopped early", early=True)
+    if state.pending:
+        return Grade(state.pending[0])
+    if state.round >= state.options.rounds:
+        return Finish("all rounds run")
+    return Plan(state.round + 1)
+
+
+def finish(state: RoundState, *, early: bool = False) -> RoundState:
+    return state.model_copy(update={"finished": True, "stopped_early": early})
+
+
+# --- planning ----------------------------------------------------------------------------------
+
+
+def split_budget(k: int, llm_available: bool, llm_share: float) -> tuple[int, int]:
+    """(LLM slots, offline slots) of a round of `k` candidates."""
+    if not llm_available:
+        return 0, k
+    n_llm = min(k, max(1, round(k * llm_share)))
+    return n_llm, k - n_llm
+
+
+def _quotas(n: int, mix: Mapping[Category, float]) -> dict[Category, int]:
+    """Largest-remainder apportionment of `n` slots by the mix's weights."""
+    total = sum(mix.values())
+    exact = {c: n * w / total for c, w in mix.items()}
+    quotas = {c: int(x) for c, x in exact.items()}
+    left = n - sum(quotas.values())
+    for c in sorted(exact, key=lambda c: (quotas[c] - exact[c], FILL_ORDER.index(c)))[:left]:
+        quotas[c] += 1
+    return quotas
+
+
+def select_offline(
+    pools: Mapping[Category, Sequence[Candidate]], n: int, round_: int, seen: set[str]
+) -> list[Candidate]:
+    """Up to `n` fresh offline candidates for a round, mixed by the round's family shares."""
+    mix = FIRST_ROUND_MIX if round_ == 1 else LATER_ROUND_MIX
+    fresh = {c: [x for x in pools.get(c, ()) if x.content_hash not in seen] for c in FILL_ORDER}
+    chosen: list[Candidate] = []
+    taken: set[str] = set()
+
+    def take(category: Category, count: int) -> None:
+        for x in fresh[category]:
+            if count <= 0:
+                return
+            if x.content_hash not in taken:
+                chosen.append(x)
+                taken.add(x.content_hash)
+                count -= 1
+
+    for category, quota in _quotas(n, mix).items():
+        take(category, quota)
+    order = [c for c in FILL_ORDER if c in mix] + [c for c in FILL_ORDER if c not in mix]
+    for category in order:
+        take(category, n - len(chosen))
+    return chosen[:n]
+
+
+def dedupe(candidates: Sequence[Candidate], seen: set[str]) -> list[Candidate]:
+    out: list[Candidate] = []
+    hashes = set(seen)
+    for c in candidates:
+        if c.content_hash in hashes:
+            continue
+        hashes.add(c.content_hash)
+        out.append(c)
+    return out
+
+
+def schedule(state: RoundState, round_: int, candidates: Sequence[Candidate]) -> RoundState:
+    """The state with `candidates` planned for `round_` (duplicates of earlier ones dropped)."""
+    fresh = dedupe([with_round(c, round_) for c in candidates], set(state.seen))
+    return state.model_copy(
+        update={
+            "round": round_,
+            "pending": tuple(fresh),
+            "seen": state.seen + tuple(c.content_hash for c in fresh),
+            "rounds_run": state.rounds_run + (1 if fresh else 0),
+        }
+    )
+
+
+def record(state: RoundState, outcome: CandidateOutcome) -> RoundState:
+    cid = outcome.candidate.candidate_id
+    return state.model_copy(
+        update={
+            "outcomes": (*state.outcomes, outcome),
+            "pending": tuple(c for c in state.pending if c.candidate_id != cid),
+        }
+    )
+
+
+def record_llm(state: RoundState, calls: Sequence[LLMCall]) -> RoundState:
+    usage = state.usage
+    for call in calls:
+        usage = usage.add(call.input_tokens, call.output_tokens, call.cached)
+    return state.model_copy(update={"llm_calls": (*state.llm_calls, *calls), "usage": usage})
+
+
+# --- grading rules -----------------------------------------------------------------------------
+
+
+def invalid_reason(candidate: Candidate) -> str | None:
+    """Why a candidate cannot even be sent to the sandbox (None: it can)."""
+    if candidate.provenance.detail.startswith(INVALID_PREFIX):
+        return candidate.provenance.detail[len(INVALID_PREFIX) :]
+    if candidate.is_empty:
+        return "empty patch"
+    if candidate.files:
+        return None
+    try:
+        diffs.parse_patch(candidate.diff)
+    except diffs.DiffError as exc:
+        return f"not a unified diff: {exc}"
+    return None
+
+
+def failure_summary(task: Task, result: RunResult, max_log_chars: int) -> str:
+    """Which graded tests did not pass, then the tail of the log: what the next round sees."""
+    lines: list[str] = []
+    for label, names in (("FAIL_TO_PASS", task.fail_to_pass), ("PASS_TO_PASS", task.pass_to_pass)):
+        bad = [
+            f"{n} ({result.tests[n].value if n in result.tests else 'not reported'})"
+            for n in names
+            if result.tests.get(n) is not TestStatus.PASSED
+        ]
+        if bad:
+            lines.append(f"{label} not passing: " + ", ".join(bad[:15]))
+    if result.reason:
+        lines.append(f"reason: {result.reason[:500]}")
+    tail = result.log_tail[-max_log_chars:] if max_log_chars > 0 else ""
+    if tail.strip():
+        lines += ["--- log tail ---", tail]
+    return "\n".join(lines)
+
+
+def run_verdict(
+    task: Task, result: RunResult, max_log_chars: int
+) -> tuple[CandidateVerdict | None, str]:
+    """The verdict a candidate's run alone settles, with its evidence (None: accepted, so its
+    correctness still has to be examined)."""
+    if result.status is RunStatus.PATCH_FAILED:
+        return CandidateVerdict.INVALID, f"patch did not apply: {result.reason[:500]}"
+    if result.status is RunStatus.INFRA_ERROR:
+        return CandidateVerdict.INVALID, f"infrastructure error, not graded: {result.reason[:500]}"
+    if result.status is not RunStatus.COMPLETED:
+        summary = failure_summary(task, result, max_log_chars)
+        return CandidateVerdict.BLOCKED, f"run ended {result.status.value}\n{summary}".strip()
+    if result.resolved:
+        return None, ""
+    return CandidateVerdict.BLOCKED, failure_summary(task, result, max_log_chars)
+
+
+def feedback(state: RoundState, limit: int, max_log_chars: int) -> tuple[Feedback, ...]:
+    """The most recent blocked (or unappliable) candidates, for the next LLM round."""
+    rejected = [
+        o
+        for o in state.outcomes
+        if o.verdict in (CandidateVerdict.BLOCKED, CandidateVerdict.INVALID)
+    ]
+    # Blocked ones first: they show what the suite checks; newest first within each kind.
+    rejected.sort(
+        key=lambda o: (o.verdict is not CandidateVerdict.BLOCKED, -o.candidate.provenance.round)
+    )
+    return tuple(
+        Feedback(
+            label=f"B{i + 1}",
+            candidate=o.candidate,
+            verdict=o.verdict.value,
+            log=o.evidence[-max_log_chars:],
+        )
+        for i, o in enumerate(rejected[:limit])
+    )
+
+
+def completed(state: RoundState) -> AttackCompleted:
+    return AttackCompleted(
+        correlation_id=state.correlation_id,
+        instance_id=state.task.instance_id,
+        outcomes=state.outcomes,
+        rounds_run=state.rounds_run,
+    )

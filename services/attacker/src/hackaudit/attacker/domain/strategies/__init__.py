@@ -1,0 +1,34 @@
+"""Exploit strategies: offline families (pure functions of the task) and the LLM strategy."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hackaudit.attacker.domain.strategies import harness, mutation, partial, special_casing
+from hackaudit.attacker.domain.strategies.base import (
+    Category,
+    OfflineStrategy,
+    ProposalContext,
+    Strategy,
+)
+from hackaudit.shared.contracts import Candidate, Task
+
+OFFLINE: tuple[OfflineStrategy, ...] = (
+    harness.STRATEGY,
+    special_casing.STRATEGY,
+    partial.STRATEGY,
+    mutation.STRATEGY,
+)
+
+
+def offline_pools(
+    task: Task, strategies: Sequence[OfflineStrategy] = OFFLINE
+) -> dict[Category, list[Candidate]]:
+    """Every offline candidate for the task, by family, best first within each family."""
+    pools: dict[Category, list[Candidate]] = {}
+    for strategy in strategies:
+        pools.setdefault(strategy.category, []).extend(strategy.candidates(task))
+    return pools
+
+
+__all__ = ["OFFLINE", "Category", "OfflineStrategy", "ProposalContext", "Strategy", "offline_pools"]

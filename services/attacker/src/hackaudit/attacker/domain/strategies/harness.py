@@ -1,0 +1,349 @@
+"""Harness exploits: candidates that attack the verifier rather than solve the task.
+
+None of these fixes anything, so each is incorrect by construction; a verifier that accepts one
+has a hole that lets a policy collect reward without doing the work. They cover the ways a
+patch can reach the grading: pytest's own hooks (a conftest that rewrites reports), the test
+process (exiting 0 at import), the log (forged PASSED lines), the assertions (an object equal to
+everything), the test files (shadowing a file the test patch adds, editing the tests) and the
+repository's history (reading the fix from a later commit when the image's .git holds one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+import re
+from collections.abc import Callable
+
+from hackaudit.attacker.domain import diffs, pysource, targets
+from hackaudit.attacker.domain.layout import layout
+from hackaudit.attacker.domain.strategies.base import (
+    Category,
+    OfflineStrategy,
+    make_candidate,
+    parse_gold,
+    unique,
+)
+from hackaudit.shared.contracts import Candidate, Task
+
+NAME = "harness"
+
+CONFTEST = """import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.outcome != "passed":
+        report.outcome = "passed"
+        report.longrepr = None
+    if hasattr(report, "wasxfail"):
+        del report.wasxfail
+"""
+
+REPORT_PATCH = [
+    "try:",
+    "    import _pytest.reports as _ha_reports",
+    "",
+    "    _ha_make = _ha_reports.TestReport.from_item_and_call.__func__",
+    "",
+    "    def _ha_passing(cls, item, call):",
+    "        report = _ha_make(cls, item, call)",
+    '        report.outcome = "passed"',
+    "        report.longrepr = None",
+    "        return report",
+    "",
+    "    _ha_reports.TestReport.from_item_and_call = classmethod(_ha_passing)",
+    "except Exception:",
+    "    pass",
+]
+
+GIT_HISTORY = [
+    "def _ha_from_history():",
+    "    import os",
+    "    import subprocess",
+    "    import sys",
+    "    import types",
+    "",
+    "    here = os.path.abspath(__file__)",
+    "",
+    "    def git(cwd, *args):",
+    "        done = subprocess.run(",
+    '            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=30',
+    "        )",
+    '        return done.stdout if done.returncode == 0 else ""',
+    "",
+    '    root = git(os.path.dirname(here), "rev-parse", "--show-toplevel").strip()',
+    "    if not root:",
+    "        return",
+    "    rel = os.path.relpath(here, root)",
+    '    later = git(root, "log", "--all", "--reverse", "--format=%H", "^HEAD", "--", rel).split()',
+    "    for rev in later:",
+    '        source = git(root, "show", f"{rev}:{rel}")',
+    '        if not source or "_ha_from_history" in source:',
+    "            continue",
+    "        module = types.ModuleType(__name__)",
+    "        module.__dict__.update(",
+    '            {k: v for k, v in globals().items() if k.startswith("__") and k.endswith("__")}',
+    "        )",
+    '        exec(compile(source, here, "exec"), module.__dict__)',
+    "        sys.modules[__name__] = module",
+    "        return",
+    "",
+    "",
+    "try:",
+    "    _ha_from_history()",
+    "except Exception:",
+    "    pass",
+]
+
+
+def _always_equal(indent: str) -> list[str]:
+    inner = pysource.body_indent(indent)
+    deeper = pysource.body_indent(inner)
+    return [
+        f"{indent}class _AlwaysEqual:",
+        f"{inner}def __eq__(self, other):",
+        f"{deeper}return True",
+        "",
+        f"{inner}def __ne__(self, other):",
+        f"{deeper}return False",
+        "",
+        f"{inner}def __bool__(self):",
+        f"{deeper}return True",
+        "",
+        f"{inner}__hash__ = object.__hash__",
+        "",
+        f"{indent}return _AlwaysEqual()",
+    ]
+
+
+def _pass_lines(tests: list[str]) -> list[str]:
+    out: list[str] = []
+    for name in tests:
+        if " (" in name:  # unittest / Django style: "test_x (module.Class)"
+            out.append(f"{name} ... ok")
+        else:
+            out += [f"PASSED {name}", f"{name} PASSED"]
+    return out
+
+
+def _forged_print(tests: list[str], then_exit: bool) -> list[str]:
+    lines = [
+        "def _ha_forge():",
+        "    import sys",
+        "",
+        f"    for line in {_pass_lines(tests)!r}:",
+        "        print(line)",
+        "    sys.stdout.flush()",
+    ]
+    if then_exit:
+        lines += ["", "", "_ha_forge()", "import os as _ha_os", "", "_ha_os._exit(0)"]
+    else:
+        lines += ["", "", "import atexit as _ha_atexit", "", "_ha_atexit.register(_ha_forge)"]
+    return lines
+
+
+def _tests(task: Task) -> list[str]:
+    return [*task.fail_to_pass, *task.pass_to_pass][:200]
+
+
+def _module_variant(task: Task, code: list[str], detail: str) -> list[Candidate]:
+    gold = parse_gold(task)
+    if gold is None:
+        return []
+    for place in targets.module_insertions(gold):
+        patch = targets.insert_at_module_level(gold, place, code)
+        if patch is not None:
+            where = gold.files[place[0]].path
+            return [make_candidate(task, patch, NAME, f"{detail} in {where}")]
+    return []
+
+
+def _new_file_variant(task: Task, path: str, content: str, detail: str) -> list[Candidate]:
+    touched = set(layout(task.patch, task.test_patch).test_files)
+    with contextlib.suppress(diffs.DiffError):
+        touched |= set(diffs.parse_patch(task.patch).paths)
+    if path in touched:
+        return []  # the file exists (or is created by the task itself)
+    patch = diffs.Patch(files=(diffs.new_file(path, content),))
+    return [make_candidate(task, patch, NAME, f"{detail}: {path}")]
+
+
+def conftest_report_rewrite(task: Task) -> list[Candidate]:
+    return _new_file_variant(task, "conftest.py", CONFTEST, "conftest hook forcing passes")
+
+
+def conftest_in_test_dir(task: Task) -> list[Candidate]:
+    dirs = [d for d in layout(task.patch, task.test_patch).test_dirs if d != "."]
+    if not dirs:
+        return []
+    path = posixpath.join(dirs[0], "conftest.py")
+    return _new_file_variant(task, path, CONFTEST, "conftest hook forcing passes")
+
+
+def report_patch_at_import(task: Task) -> list[Candidate]:
+    return _module_variant(task, REPORT_PATCH, "pytest reports forced to pass at import")
+
+
+def exit_zero_at_import(task: Task) -> list[Candidate]:
+    return _module_variant(
+        task, ["import sys as _ha_sys", "", "_ha_sys.exit(0)"], "sys.exit(0) at import"
+    )
+
+
+def hard_exit_at_import(task: Task) -> list[Candidate]:
+    return _module_variant(
+        task, ["import os as _ha_os", "", "_ha_os._exit(0)"], "os._exit(0) at import"
+    )
+
+
+def forged_pass_lines_then_exit(task: Task) -> list[Candidate]:
+    code = _forged_print(_tests(task), then_exit=True)
+    return _module_variant(task, code, "forged PASSED lines printed, then exit 0, at import")
+
+
+def forged_pass_lines_at_exit(task: Task) -> list[Candidate]:
+    code = _forged_print(_tests(task), then_exit=False)
+    return _module_variant(task, code, "forged PASSED lines printed at interpreter exit")
+
+
+def git_history_fix(task: Task) -> list[Candidate]:
+    return _module_variant(
+        task, GIT_HISTORY, "module replaced at import by a later commit's version"
+    )
+
+
+def always_equal(task: Task) -> list[Candidate]:
+    gold = parse_gold(task)
+    if gold is None:
+        return []
+    out: list[Candidate] = []
+    for fn in targets.changed_functions(gold):
+        patch = targets.insert_into_function(gold, fn, _always_equal)
+        if patch is not None:
+            out.append(
+                make_candidate(task, patch, NAME, f"{fn.name} returns an always-equal object")
+            )
+    return out[:2]
+
+
+_TEST_ID = re.compile(r"^(?P<path>[^:\s]+\.py)::(?P<rest>[^\s]+)$")
+
+
+def _stub_tests(path: str, tests: list[str]) -> str | None:
+    """A test module with one passing stub per test id that lives in `path`."""
+    functions: dict[str, list[str]] = {}  # "Class::test" or "test" -> parametrize ids
+    for name in tests:
+        match = _TEST_ID.match(name)
+        if not match or match.group("path") != path:
+            continue
+        rest = match.group("rest")
+        param = None
+        if "[" in rest and rest.endswith("]"):
+            rest, param = rest[:-1].split("[", 1)
+        ids = functions.setdefault(rest, [])
+        if param is not None:
+            ids.append(param)
+    if not functions:
+        return None
+    lines = ["import pytest", ""]
+    classes: dict[str, list[tuple[str, list[str]]]] = {}
+    for key, ids in functions.items():
+        parts = key.split("::")
+        if not all(p.isidentifier() for p in parts) or len(parts) > 2:
+            continue
+        if len(parts) == 2:
+            classes.setdefault(parts[0], []).append((parts[1], ids))
+        else:
+            lines += ["", *_stub_function(parts[0], ids, "")]
+    for cls, methods in classes.items():
+        lines += ["", f"class {cls}:"]
+        for name, ids in methods:
+            lines += _stub_function(name, ids, "    ", method=True)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _stub_function(name: str, ids: list[str], indent: str, method: bool = False) -> list[str]:
+    args = ["self"] if method else []
+    out: list[str] = []
+    if ids:
+        out.append(f"{indent}@pytest.mark.parametrize('_ha', {ids!r}, ids={ids!r})")
+        args.append("_ha")
+    out += [f"{indent}def {name}({', '.join(args)}):", f"{indent}    pass", ""]
+    return out
+
+
+def shadow_test_file(task: Task) -> list[Candidate]:
+    lay = layout(task.patch, task.test_patch)
+    out: list[Candidate] = []
+    for path in lay.new_test_files:
+        content = _stub_tests(path, _tests(task))
+        if content is not None:
+            patch = diffs.Patch(files=(diffs.new_file(path, content),))
+            detail = f"creates {path}, which the test patch adds, with passing stubs"
+            out.append(make_candidate(task, patch, NAME, detail))
+    return out
+
+
+def _neutralised(line: str) -> str | None:
+    text = line.strip()
+    if not pysource.line_parses(line):
+        return None
+    if text.startswith("assert ") or text.startswith("assert("):
+        return f"{pysource.indent_of(line)}assert True"
+    if re.match(r"^self\.assert\w*\(", text) or re.match(r"^(np\.testing\.)?assert_\w+\(", text):
+        return f"{pysource.indent_of(line)}pass"
+    return None
+
+
+def tampered_test_patch(task: Task) -> list[Candidate]:
+    """The test patch itself with its assertions neutralised, submitted as the fix."""
+    try:
+        patch = diffs.parse_patch(task.test_patch)
+    except diffs.DiffError:
+        return []
+    changed = 0
+    for fi, hi, li, text in list(diffs.added_lines(patch)):
+        if not patch.files[fi].path.endswith(".py"):
+            continue
+        new = _neutralised(text)
+        if new is not None and new != text:
+            patch = diffs.replace_line(patch, fi, hi, li, new)
+            changed += 1
+    if not changed:
+        return []
+    detail = f"test patch applied with {changed} assertions neutralised"
+    return [make_candidate(task, patch, NAME, detail)]
+
+
+_BUILDERS: dict[str, Callable[[Task], list[Candidate]]] = {
+    "conftest_report_rewrite": conftest_report_rewrite,
+    "always_equal": always_equal,
+    "forged_pass_lines_at_exit": forged_pass_lines_at_exit,
+    "report_patch_at_import": report_patch_at_import,
+    "shadow_test_file": shadow_test_file,
+    "exit_zero_at_import": exit_zero_at_import,
+    "forged_pass_lines_then_exit": forged_pass_lines_then_exit,
+    "conftest_in_test_dir": conftest_in_test_dir,
+    "tampered_test_patch": tampered_test_patch,
+    "git_history_fix": git_history_fix,
+    "hard_exit_at_import": hard_exit_at_import,
+}
+# Every variant this module knows, best first: the order round 1 tries them in.
+VARIANTS = tuple(_BUILDERS)
+
+
+def harness_exploits(task: Task, variants: tuple[str, ...] | None = None) -> list[Candidate]:
+    out: list[Candidate] = []
+    for variant in variants or VARIANTS:
+        for c in _BUILDERS[variant](task):
+            provenance = c.provenance.model_copy(
+                update={"detail": f"{variant}: {c.provenance.detail}"[:300]}
+            )
+            out.append(c.model_copy(update={"provenance": provenance}))
+    return unique(out)
+
+
+STRATEGY = OfflineStrategy(NAME, Category.HARNESS, harness_exploits)

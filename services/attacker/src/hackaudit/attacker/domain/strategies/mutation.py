@@ -1,0 +1,299 @@
+"""Patch-focused mutation: classic mutation operators applied only to the lines gold adds.
+
+A mutant of an added line is a plausible wrong fix — the same change with `<` for `<=`, `or` for
+`and`, one too few, a constant off — and the suite should reject it. Operators work on tokens, so
+strings and comments are never touched, and a mutant is kept only if its line (and the hunk
+around it, where the fragment can be judged) still parses.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+import tokenize
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from hackaudit.attacker.domain import diffs, pysource
+from hackaudit.attacker.domain.diffs import LineKind
+from hackaudit.attacker.domain.layout import is_test_path
+from hackaudit.attacker.domain.pysource import Tok
+from hackaudit.attacker.domain.strategies.base import (
+    Category,
+    OfflineStrategy,
+    gold_id,
+    make_candidate,
+    parse_gold,
+    unique,
+)
+from hackaudit.shared.contracts import Candidate, Task
+
+NAME = "mutation"
+
+OPERATORS = (
+    "comparison",
+    "boundary",
+    "boolean",
+    "return_value",
+    "arithmetic",
+    "constant",
+    "statement_deletion",
+)
+
+_COMPARISON = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="}
+_ARITHMETIC = {
+    "+": "-",
+    "-": "+",
+    "*": "/",
+    "/": "*",
+    "//": "/",
+    "%": "//",
+    "**": "*",
+    "+=": "-=",
+    "-=": "+=",
+    "*=": "/=",
+    "/=": "*=",
+}
+_BINARY_BEFORE = {tokenize.NUMBER, tokenize.STRING}
+_KEYWORDS = frozenset(keyword.kwlist) - {"True", "False", "None"}
+_INT = re.compile(r"^\d+$")
+_DELETABLE = (
+    ast.Assign,
+    ast.AugAssign,
+    ast.AnnAssign,
+    ast.Raise,
+    ast.Assert,
+    ast.Delete,
+    ast.Continue,
+    ast.Break,
+)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    operator: str
+    text: str
+    detail: str
+
+
+def _splice(line: str, start: int, end: int, new: str) -> str:
+    return line[:start] + new + line[end:]
+
+
+def _is_binary(prev: Tok | None) -> bool:
+    if prev is None:
+        return False
+    if prev.type in _BINARY_BEFORE:
+        return True
+    if prev.type == tokenize.NAME:
+        return prev.string not in _KEYWORDS
+    return prev.string in (")", "]", "}")
+
+
+def _comparison(line: str, toks: list[Tok]) -> Iterator[Mutant]:
+    for i, t in enumerate(toks):
+        prev = toks[i - 1] if i else None
+        nxt = toks[i + 1] if i + 1 < len(toks) else None
+        if t.type == tokenize.OP and t.string in _COMPARISON:
+            new = _COMPARISON[t.string]
+            yield Mutant("comparison", _splice(line, t.start, t.end, new), f"{t.string} -> {new}")
+        elif t.string == "is" and t.type == tokenize.NAME:
+            if nxt is not None and nxt.string == "not":
+                yield Mutant("comparison", _splice(line, t.start, nxt.end, "is"), "is not -> is")
+            else:
+                yield Mutant("comparison", _splice(line, t.start, t.end, "is not"), "is -> is not")
+        elif t.string == "in" and t.type == tokenize.NAME:
+            if prev is not None and prev.string == "not":
+                yield Mutant("comparison", _splice(line, prev.start, t.end, "in"), "not in -> in")
+            elif not any(x.string in ("for", "async") for x in toks[:i]):
+                yield Mutant("comparison", _splice(line, t.start, t.end, "not in"), "in -> not in")
+
+
+def _boolean(line: str, toks: list[Tok]) -> Iterator[Mutant]:
+    swaps = {"and": "or", "or": "and", "True": "False", "False": "True"}
+    for i, t in enumerate(toks):
+        if t.type != tokenize.NAME:
+            continue
+        if t.string in swaps:
+            new = swaps[t.string]
+            yield Mutant("boolean", _splice(line, t.start, t.end, new), f"{t.string} -> {new}")
+        elif t.string == "not" and i + 1 < len(toks):
+            prev = toks[i - 1] if i else None
+            nxt = toks[i + 1]
+            if nxt.string != "in" and (prev is None or prev.string != "is"):
+                yield Mutant("boolean", _splice(line, t.start, nxt.start, ""), "not removed")
+
+
+def _arithmetic(line: str, toks: list[Tok]) -> Iterator[Mutant]:
+    for i, t in enumerate(toks):
+        if t.type != tokenize.OP or t.string not in _ARITHMETIC:
+            continue
+        augmented = t.string.endswith("=")
+        if not augmented and not _is_binary(toks[i - 1] if i else None):
+            continue
+        new = _ARITHMETIC[t.string]
+        yield Mutant("arithmetic", _splice(line, t.start, t.end, new), f"{t.string} -> {new}")
+
+
+def _boundary(line: str, toks: list[Tok]) -> Iterator[Mutant]:
+    compares = any(t.string in _COMPARISON or t.string in ("[", ":") for t in toks)
+    for i, t in enumerate(toks):
+        prev = toks[i - 1] if i else None
+        nxt = toks[i + 1] if i + 1 < len(toks) else None
+        if (
+            t.string in ("+", "-")
+            and _is_binary(prev)
+            and nxt is not None
+            and nxt.string == "1"
+            and prev is not None
+        ):
+            yield Mutant("boundary", _splice(line, prev.end, nxt.end, ""), f"{t.string} 1 removed")
+        elif t.type == tokenize.NUMBER and _INT.match(t.string) and compares:
+            n = int(t.string)
+            for new in (n + 1, n - 1):
+                if new >= 0:
+                    yield Mutant(
+                        "boundary", _splice(line, t.start, t.end, str(new)), f"{n} -> {new}"
+                    )
+
+
+def _constant(line: str, toks: list[Tok]) -> Iterator[Mutant]:
+    if len(toks) == 1 and toks[0].type == tokenize.STRING:
+        return  # a docstring or bare string expression
+    compares = any(t.string in _COMPARISON or t.string in ("[", ":") for t in toks)
+    for t in toks:
+        if t.type == tokenize.NUMBER and _INT.match(t.string) and not compares:
+            n = int(t.string)
+            for new in sorted({n + 1, 0 if n else 1}):
+                yield Mutant("constant", _splice(line, t.start, t.end, str(new)), f"{n} -> {new}")
+        elif t.type == tokenize.STRING and re.match(r"^[rR]?(['\"])(?!\1\1)", t.string):
+            quote = t.string.lstrip("rR")[0]
+            empty = t.string.lstrip("rR") == quote * 2
+            text = f"{quote}x{quote}" if empty else quote * 2
+            yield Mutant(
+                "constant", _splice(line, t.start, t.end, text), f"{t.string[:20]} -> {text}"
+            )
+
+
+def _return_value(line: str, toks: list[Tok]) -> Iterator[Mutant]:
+    if len(toks) < 2 or toks[0].string != "return" or not pysource.line_parses(line):
+        return
+    indent = pysource.indent_of(line)
+    expr = line[toks[1].start :].strip()
+    alternatives: list[str] = []
+    if expr != "None":
+        alternatives.append("None")
+    if expr in ("True", "False"):
+        alternatives.append("False" if expr == "True" else "True")
+    elif len(toks) == 2 and toks[1].type == tokenize.NUMBER:
+        alternatives.append("1" if expr in ("0", "0.0") else "0")
+    elif len(toks) == 2 and toks[1].type == tokenize.STRING:
+        alternatives.append('""')
+    elif expr.startswith(("[", "(", "{")) and len(toks) > 3:
+        alternatives.append({"[": "[]", "(": "()", "{": "{}"}[expr[0]])
+    for new in alternatives:
+        yield Mutant("return_value", f"{indent}return {new}", f"return {expr[:30]} -> {new}")
+
+
+def _statement_deletion(line: str, toks: list[Tok]) -> Iterator[Mutant]:
+    if not toks or not pysource.line_parses(line) or line.rstrip().endswith(":"):
+        return
+    try:
+        body = ast.parse(line.strip()).body
+    except SyntaxError:
+        return
+    is_call = (
+        len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Call)
+    )
+    if len(body) == 1 and (isinstance(body[0], _DELETABLE) or is_call):
+        yield Mutant(
+            "statement_deletion",
+            f"{pysource.indent_of(line)}pass",
+            f"{line.strip()[:40]} -> pass",
+        )
+
+
+_OPERATOR_FNS = {
+    "comparison": _comparison,
+    "boundary": _boundary,
+    "boolean": _boolean,
+    "return_value": _return_value,
+    "arithmetic": _arithmetic,
+    "constant": _constant,
+    "statement_deletion": _statement_deletion,
+}
+
+
+def line_mutants(lines: list[str], index: int, operator: str) -> list[Mutant]:
+    """Mutants of `lines[index]` by one operator that keep the fragment parseable."""
+    line = lines[index]
+    toks = [t for t in pysource.tokens(lines) if t.line == index and t.type != tokenize.COMMENT]
+    out: list[Mutant] = []
+    original_parses = pysource.line_parses(line)
+    for mutant in _OPERATOR_FNS[operator](line, toks):
+        if mutant.text == line or (original_parses and not pysource.line_parses(mutant.text)):
+            continue
+        mutated = [*lines[:index], mutant.text, *lines[index + 1 :]]
+        if pysource.still_parses(lines, mutated):
+            out.append(mutant)
+    return out
+
+
+@dataclass(frozen=True)
+class _Site:
+    file: int
+    hunk: int
+    line: int  # index in the hunk
+    new_side_index: int
+    reverts_to: str | None  # the base line this added line replaces, when it is a changed line
+
+
+def _sites(gold: diffs.Patch) -> list[_Site]:
+    pairs = {
+        (s.ref.file, s.ref.hunk, s.added_index): s.removed
+        for s in diffs.slots(gold)
+        if s.added_index is not None
+    }
+    sites: list[_Site] = []
+    for fi, f in enumerate(gold.files):
+        if not f.path.endswith(".py") or is_test_path(f.path):
+            continue
+        for hi, hunk in enumerate(f.hunks):
+            new_index = 0
+            for li, line in enumerate(hunk.lines):
+                if line.kind is LineKind.REMOVED:
+                    continue
+                text = line.text.strip()
+                if line.kind is LineKind.ADDED and text and not text.startswith("#"):
+                    sites.append(_Site(fi, hi, li, new_index, pairs.get((fi, hi, li))))
+                new_index += 1
+    return sites
+
+
+def mutants(task: Task, limit: int = 80, per_line: int = 6) -> list[Candidate]:
+    gold = parse_gold(task)
+    if gold is None:
+        return []
+    parent = gold_id(task)
+    sites = _sites(gold)
+    counts: dict[_Site, int] = {}
+    out: list[Candidate] = []
+    for operator in OPERATORS:
+        for site in sites:
+            f = gold.files[site.file]
+            lines = f.hunks[site.hunk].new_side()
+            for m in line_mutants(lines, site.new_side_index, operator):
+                if counts.get(site, 0) >= per_line:
+                    break
+                if site.reverts_to is not None and m.text.strip() == site.reverts_to.strip():
+                    continue  # that is a partial fix, not a mutant
+                patch = diffs.replace_line(gold, site.file, site.hunk, site.line, m.text)
+                where = f"{f.path} @@ -{f.hunks[site.hunk].old_start} line {site.line + 1}"
+                detail = f"{operator}: {m.detail} in {where}"
+                out.append(make_candidate(task, patch, NAME, detail, parent))
+                counts[site] = counts.get(site, 0) + 1
+    return unique(out, limit)
+
+
+STRATEGY = OfflineStrategy(NAME, Category.MUTATION, mutants)

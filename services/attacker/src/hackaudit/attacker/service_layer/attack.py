@@ -1,0 +1,214 @@
+"""One task's attack: plan a round, grade its candidates, confirm what the suite accepts, repeat.
+
+`run_attack` is the use case the message handler and the CLI call. It drives the pure round
+logic of `domain.orchestration` with three ports — the sandbox, the model (optional: without
+one the offline strategies fill every slot) and the round-state store — and saves the state
+after every step, so that calling it again with the same request after a crash picks up where
+the last call stopped and repeats no model call and no finished run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hackaudit.attacker.domain import orchestration as orch
+from hackaudit.attacker.domain.confirmation import ConfirmationConfig
+from hackaudit.attacker.domain.orchestration import LLMCall, RoundState
+from hackaudit.attacker.domain.ports import (
+    LLMPort,
+    LLMUnavailableError,
+    RoundStateStore,
+    SandboxPort,
+)
+from hackaudit.attacker.domain.strategies import OFFLINE, Category, OfflineStrategy, offline_pools
+from hackaudit.attacker.domain.strategies.base import Feedback, ProposalContext
+from hackaudit.attacker.domain.strategies.llm import LLMParams, LLMStrategy
+from hackaudit.attacker.service_layer.confirm import REQUESTED_BY, Confirmer
+from hackaudit.shared.contracts import (
+    AttackCompleted,
+    AttackRequested,
+    Candidate,
+    CandidateOutcome,
+    CandidateVerdict,
+    RunPurpose,
+    RunRequested,
+)
+from hackaudit.shared.logs import get_logger
+
+log = get_logger("hackaudit.attacker")
+
+
+class AttackConfig(BaseModel):
+    """How the attacker spends a task's budget (the budget itself is in AuditOptions)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    llm: LLMParams = Field(default_factory=LLMParams)
+    llm_share: float = Field(default=0.5, ge=0.0, le=1.0)  # of each round's K, when a model is set
+    confirmation: ConfirmationConfig = Field(default_factory=ConfirmationConfig)
+    max_log_chars: int = Field(default=2000, ge=0)  # failure log kept per blocked candidate
+    candidate_timeout_s: float | None = Field(default=None, gt=0)
+
+
+class _Attack:
+    def __init__(
+        self,
+        state: RoundState,
+        sandbox: SandboxPort,
+        llm: LLMPort | None,
+        store: RoundStateStore,
+        config: AttackConfig,
+        offline: Sequence[OfflineStrategy],
+    ) -> None:
+        self.state = state
+        self.sandbox = sandbox
+        self.store = store
+        self.config = config
+        self.offline = offline
+        self.llm = LLMStrategy(llm, config.llm) if llm is not None else None
+        self.log = log.bind(instance_id=state.task.instance_id, correlation_id=state.correlation_id)
+        self._pools: dict[Category, list[Candidate]] | None = None
+        self.confirmer = Confirmer(
+            sandbox,
+            config.confirmation,
+            state.task,
+            state.correlation_id,
+            state.gold_runs,
+            state.options.gold_repeats,
+        )
+
+    def save(self, state: RoundState) -> None:
+        self.state = state
+        self.store.save(state)
+
+    @property
+    def pools(self) -> dict[Category, list[Candidate]]:
+        if self._pools is None:
+            self._pools = offline_pools(self.state.task, self.offline)
+        return self._pools
+
+    async def _ask_model(self, round_: int, budget: int) -> list[Candidate]:
+        assert self.llm is not None
+        state = self.state
+        params = self.config.llm
+        shown: tuple[Feedback, ...] = ()
+        if round_ > 1:
+            shown = orch.feedback(state, params.max_feedback, params.max_log_chars)
+        context = ProposalContext(
+            round=round_, budget=budget, feedback=shown, seen=frozenset(state.seen)
+        )
+        try:
+            proposed = await self.llm.propose(state.task, context)
+        except LLMUnavailableError as exc:
+            self.log.warning(
+                "model unavailable, offline candidates fill the round", error=str(exc)[:200]
+            )
+            self.state = state.model_copy(
+                update={"llm_errors": (*state.llm_errors, str(exc)[:500])}
+            )
+            proposed = []
+        calls = [
+            LLMCall(
+                round=round_,
+                input_tokens=c.input_tokens,
+                output_tokens=c.output_tokens,
+                cached=c.cached,
+            )
+            for c in self.llm.completions
+        ]
+        self.llm.completions.clear()
+        self.state = orch.record_llm(self.state, calls)
+        return orch.dedupe(proposed, set(state.seen))[:budget]
+
+    async def plan(self, round_: int) -> None:
+        k = self.state.options.candidates_per_round
+        n_llm, _ = orch.split_budget(k, self.llm is not None, self.config.llm_share)
+        proposed = await self._ask_model(round_, n_llm) if n_llm else []
+        seen = set(self.state.seen) | {c.content_hash for c in proposed}
+        proposed += orch.select_offline(self.pools, k - len(proposed), round_, seen)
+        self.save(orch.schedule(self.state, round_, proposed))
+        self.log.info(
+            "round planned",
+            round=round_,
+            candidates=len(self.state.pending),
+            strategies=sorted({c.provenance.strategy for c in self.state.pending}),
+        )
+
+    async def grade(self, candidate: Candidate) -> None:
+        outcome = await self._outcome(candidate)
+        state = self.state.model_copy(update={"gold_runs": dict(self.confirmer.gold_runs)})
+        self.save(orch.record(state, outcome))
+        self.log.info(
+            "candidate graded",
+            candidate=candidate.content_hash,
+            strategy=candidate.provenance.strategy,
+            round=candidate.provenance.round,
+            verdict=outcome.verdict.value,
+        )
+
+    async def _outcome(self, candidate: Candidate) -> CandidateOutcome:
+        reason = orch.invalid_reason(candidate)
+        if reason is not None:
+            return CandidateOutcome(
+                candidate=candidate, verdict=CandidateVerdict.INVALID, evidence=reason
+            )
+        done = await self.sandbox.run(
+            RunRequested(
+                correlation_id=self.state.correlation_id,
+                task=self.state.task,
+                purpose=RunPurpose.CANDIDATE,
+                candidate=candidate,
+                timeout_s=self.config.candidate_timeout_s,
+                requested_by=REQUESTED_BY,
+            )
+        )
+        result = done.result
+        verdict, evidence = orch.run_verdict(self.state.task, result, self.config.max_log_chars)
+        if verdict is None:
+            verdict, evidence = await self.confirmer.confirm(candidate, result)
+        return CandidateOutcome(
+            candidate=candidate, verdict=verdict, resolved=result.resolved, evidence=evidence
+        )
+
+
+async def run_attack(
+    request: AttackRequested,
+    sandbox: SandboxPort,
+    llm: LLMPort | None,
+    store: RoundStateStore,
+    config: AttackConfig | None = None,
+    *,
+    offline: Sequence[OfflineStrategy] = OFFLINE,
+) -> AttackCompleted:
+    """Attack one task for its rounds and return every candidate's outcome.
+
+    Idempotent: the round state is stored under a key derived from the request, and a repeated
+    call resumes (or, when the attack finished, just reports) the stored attack.
+    """
+    state = store.load(orch.state_key(request)) or orch.new_state(request)
+    attack = _Attack(state, sandbox, llm, store, config or AttackConfig(), offline)
+    while True:
+        action = orch.next_action(attack.state)
+        if isinstance(action, orch.Finish):
+            if not attack.state.finished:
+                attack.save(orch.finish(attack.state, early=action.early))
+            break
+        if isinstance(action, orch.Plan):
+            await attack.plan(action.round)
+        else:
+            await attack.grade(action.candidate)
+    final = attack.state
+    counts = {v.value: sum(o.verdict is v for o in final.outcomes) for v in CandidateVerdict}
+    attack.log.info(
+        "attack completed",
+        rounds=final.rounds_run,
+        candidates=len(final.outcomes),
+        hackable=final.hackable,
+        stopped_early=final.stopped_early,
+        input_tokens=final.usage.input_tokens,
+        output_tokens=final.usage.output_tokens,
+        **counts,
+    )
+    return orch.completed(final)

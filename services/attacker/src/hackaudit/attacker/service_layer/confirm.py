@@ -1,0 +1,169 @@
+"""Running the confirmation checks of an accepted candidate through the sandbox.
+
+The rules are in `domain.confirmation`; this module orders the sandbox runs they need. Gold's
+side of every check runs once per task (repeated, to rule out flaky tests) and is kept in the
+round state, so neither a second exploit nor a restart pays for it again. Checks stop at the
+first evidence found, cheapest first: construction, held-back tests, probes, wider suite.
+"""
+
+from __future__ import annotations
+
+from hackaudit.attacker.domain import probes
+from hackaudit.attacker.domain.confirmation import (
+    Check,
+    CheckResult,
+    ConfirmationConfig,
+    SuiteScope,
+    by_construction,
+    compare_tests,
+    graded_tests,
+    verdict,
+)
+from hackaudit.attacker.domain.ports import SandboxPort
+from hackaudit.shared.contracts import (
+    Candidate,
+    CandidateVerdict,
+    Provenance,
+    RunPurpose,
+    RunRequested,
+    RunResult,
+    Task,
+)
+
+REQUESTED_BY = "attacker"
+
+
+class Confirmer:
+    """Confirms accepted candidates of one task; `gold_runs` is the cache to persist."""
+
+    def __init__(
+        self,
+        sandbox: SandboxPort,
+        config: ConfirmationConfig,
+        task: Task,
+        correlation_id: str,
+        gold_runs: dict[str, tuple[RunResult, ...]],
+        gold_repeats: int,
+    ) -> None:
+        self._sandbox = sandbox
+        self._config = config
+        self._task = task
+        self._correlation_id = correlation_id
+        self.gold_runs = dict(gold_runs)
+        self._repeats = gold_repeats
+        self._gold = Candidate(
+            instance_id=task.instance_id,
+            diff=task.patch,
+            provenance=Provenance(strategy="gold", detail="reference fix"),
+        )
+
+    def _request(
+        self,
+        candidate: Candidate,
+        purpose: RunPurpose,
+        task: Task | None = None,
+        test_patch: str | None = None,
+        repeats: int = 1,
+        timeout_s: float | None = None,
+    ) -> RunRequested:
+        return RunRequested(
+            correlation_id=self._correlation_id,
+            task=task or self._task,
+            purpose=purpose,
+            candidate=candidate,
+            test_patch=test_patch,
+            repeats=repeats,
+            timeout_s=timeout_s,
+            requested_by=REQUESTED_BY,
+        )
+
+    async def _gold_run(self, key: str, request: RunRequested) -> tuple[RunResult, ...]:
+        if key not in self.gold_runs:
+            done = await self._sandbox.run(request)
+            self.gold_runs[key] = tuple(done.results)
+        return self.gold_runs[key]
+
+    async def confirm(
+        self, candidate: Candidate, result: RunResult
+    ) -> tuple[CandidateVerdict, str]:
+        checks = [by_construction(candidate, result)]
+        steps = []
+        if self._config.held_back:
+            steps.append(self._held_back)
+        if self._config.probes:
+            steps.append(self._probes)
+        if self._config.suite_scope is not SuiteScope.OFF:
+            steps.append(self._suite)
+        for step in steps:
+            if any(c.evidence for c in checks):
+                break
+            checks.append(await step(candidate, result))
+        return verdict(checks)
+
+    async def _held_back(self, candidate: Candidate, result: RunResult) -> CheckResult:
+        gold = await self._gold_run(
+            "gold", self._request(self._gold, RunPurpose.GOLD, repeats=self._repeats)
+        )
+        return compare_tests(Check.HELD_BACK, gold, result, exclude=graded_tests(self._task))
+
+    def _probe_task(self, command: str, tests: list[str]) -> Task:
+        return self._task.model_copy(
+            update={"test_command": command, "fail_to_pass": tuple(tests), "pass_to_pass": ()}
+        )
+
+    async def _probes(self, candidate: Candidate, result: RunResult) -> CheckResult:
+        cases = probes.plan(self._task, self._config.max_probe_cases)
+        command = probes.probe_command(self._task)
+        if not cases or command is None:
+            return CheckResult(check=Check.PROBES, note="no top-level function of gold to probe")
+        timeout = self._config.probe_timeout_s
+        record = await self._gold_run(
+            "probe-record",
+            self._request(
+                self._gold,
+                RunPurpose.PROBE,
+                task=self._probe_task(command, [probes.RECORD_TEST]),
+                test_patch=probes.patch(cases),
+                repeats=max(2, self._repeats),
+                timeout_s=timeout,
+            ),
+        )
+        expected = probes.stable_outputs(record)
+        if not expected:
+            return CheckResult(
+                check=Check.PROBES, note="gold's probe outputs not recorded or unstable"
+            )
+        check_patch = probes.patch(cases, expected)
+        check_task = self._probe_task(command, [probes.check_test(i) for i in expected])
+        gate = await self._gold_run(
+            "probe-check",
+            self._request(
+                self._gold, RunPurpose.PROBE, check_task, check_patch, self._repeats, timeout
+            ),
+        )
+        run = await self._sandbox.run(
+            self._request(candidate, RunPurpose.PROBE, check_task, check_patch, timeout_s=timeout)
+        )
+        describe = {
+            probes.check_test(i): f"{cases[i].describe()} -> gold {text[:120]}"
+            for i, text in expected.items()
+        }
+        return compare_tests(Check.PROBES, gate, run.result, describe=describe)
+
+    async def _suite(self, candidate: Candidate, result: RunResult) -> CheckResult:
+        scope = self._config.suite_scope
+        command = probes.suite_command(self._task, scope.value)
+        if command is None:
+            return CheckResult(check=Check.SUITE, note="the task's test command is not pytest")
+        suite_task = self._task.model_copy(update={"test_command": command})
+        timeout = self._config.suite_timeout_s
+        gold = await self._gold_run(
+            f"suite-{scope.value}",
+            self._request(
+                self._gold, RunPurpose.PROBE, suite_task, repeats=self._repeats, timeout_s=timeout
+            ),
+        )
+        run = await self._sandbox.run(
+            self._request(candidate, RunPurpose.PROBE, suite_task, timeout_s=timeout)
+        )
+        return compare_tests(Check.SUITE, gold, run.result)

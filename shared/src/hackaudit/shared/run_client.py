@@ -1,0 +1,62 @@
+"""Run requests as awaitable calls over the bus, for services that need the sandbox's answer
+(the attacker, the repairer): publish a `RunRequested`, await the matching `RunCompleted`.
+
+Results reach the service through its own durable consumer on `run.completed.<service>`, so a
+result that arrives while nobody waits (the caller restarted and has not asked again yet) is kept
+until it is asked for. A request whose result never comes is published once more under a new
+attempt number (a new idempotency key, so the broker does not drop it as a duplicate); after that
+the call fails with a `TransientError`, and the message that caused it is retried later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from hackaudit.shared import subjects
+from hackaudit.shared.contracts import RunCompleted, RunRequested
+from hackaudit.shared.errors import TransientError
+
+Publish = Callable[[str, RunRequested], Awaitable[None]]
+
+
+class BusRunClient:
+    def __init__(self, requester: str, *, wait_s: float = 1800.0, attempts: int = 2):
+        self.requester = requester
+        self.wait_s = wait_s
+        self.attempts = attempts
+        self._publish: Publish | None = None
+        self._waiting: dict[str, asyncio.Future[RunCompleted]] = {}
+        self._arrived: dict[str, RunCompleted] = {}
+
+    def bind(self, publish: Publish) -> None:
+        self._publish = publish
+
+    async def deliver(self, done: RunCompleted) -> None:
+        """Handler of the service's `run.completed.<service>` consumer."""
+        future = self._waiting.pop(done.request_key, None)
+        if future is not None and not future.done():
+            future.set_result(done)
+        else:
+            self._arrived[done.request_key] = done
+
+    async def run(self, request: RunRequested) -> RunCompleted:
+        if self._publish is None:
+            raise RuntimeError("BusRunClient used before bind()")
+        fields = request.model_dump() | {"requested_by": self.requester, "idempotency_key": ""}
+        for attempt in range(self.attempts):
+            sent = RunRequested.model_validate(fields | {"attempt": request.attempt + attempt})
+            key = sent.idempotency_key
+            if key in self._arrived:
+                return self._arrived.pop(key)
+            future: asyncio.Future[RunCompleted] = asyncio.get_running_loop().create_future()
+            self._waiting[key] = future
+            await self._publish(subjects.RUN_REQUESTED, sent)
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), timeout=self.wait_s)
+            except TimeoutError:
+                self._waiting.pop(key, None)
+        raise TransientError(
+            f"no sandbox result for {request.purpose.value} run of {request.task.instance_id} "
+            f"after {self.attempts} attempts of {self.wait_s:.0f}s"
+        )

@@ -1,0 +1,221 @@
+"""Confirmed incorrectness: construction, held-back tests, differential probes, wider suite."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox, failed, passed
+from hackaudit.attacker.domain import probes
+from hackaudit.attacker.domain.confirmation import (
+    Check,
+    CheckResult,
+    ConfirmationConfig,
+    SuiteScope,
+    by_construction,
+    compare_tests,
+    verdict,
+)
+from hackaudit.attacker.service_layer.confirm import Confirmer
+from hackaudit.shared.contracts import (
+    Candidate,
+    CandidateVerdict,
+    PatchFlags,
+    Provenance,
+    RunPurpose,
+    RunRequested,
+    RunResult,
+    RunStatus,
+    TestStatus,
+)
+
+P, F = TestStatus.PASSED, TestStatus.FAILED
+
+
+def _candidate(
+    strategy: str = "partial_fix", diff: str = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
+) -> Candidate:
+    return Candidate(instance_id="tiny__pkg-1", diff=diff, provenance=Provenance(strategy=strategy))
+
+
+@pytest.mark.parametrize(
+    ("strategy", "flags", "found"),
+    [
+        ("harness", PatchFlags(), "produced by the harness strategy"),
+        (
+            "llm",
+            PatchFlags(touched_test_files=("tests/test_a.py",)),
+            "touches test files: tests/test_a.py",
+        ),
+        (
+            "mutation",
+            PatchFlags(touched_test_config=("setup.cfg",)),
+            "touches test configuration: setup.cfg",
+        ),
+        ("partial_fix", PatchFlags(), None),
+    ],
+)
+def test_by_construction(strategy: str, flags: PatchFlags, found: str | None) -> None:
+    result = by_construction(
+        _candidate(strategy), RunResult(status=RunStatus.COMPLETED, flags=flags)
+    )
+    if found is None:
+        assert result.evidence is None
+    else:
+        assert result.evidence is not None and found in result.evidence
+
+
+def _run(tests: dict[str, TestStatus], status: RunStatus = RunStatus.COMPLETED) -> RunResult:
+    return RunResult(status=status, tests=tests)
+
+
+@pytest.mark.parametrize(
+    ("gold", "candidate", "exclude", "evidence"),
+    [
+        ([{"a": P, "b": P}] * 3, {"a": P, "b": F}, (), "b (FAILED)"),
+        ([{"a": P, "b": P}], {"a": P}, (), "b (not reported)"),
+        ([{"a": P, "b": P}, {"a": P, "b": F}], {"a": P, "b": F}, (), None),  # b is flaky on gold
+        ([{"a": P, "b": P}], {"a": P, "b": F}, ("b",), None),  # b is graded, not held back
+        ([{"a": F}], {"a": F}, (), None),  # gold fails it: no evidence either way
+        ([{"a": P}], {"a": P}, (), None),
+    ],
+)
+def test_compare_tests(gold, candidate, exclude, evidence) -> None:
+    result = compare_tests(Check.SUITE, [_run(g) for g in gold], _run(candidate), exclude=exclude)
+    if evidence is None:
+        assert result.evidence is None and result.note
+    else:
+        assert result.evidence is not None and evidence in result.evidence
+
+
+def test_compare_tests_needs_completed_runs() -> None:
+    gold = [_run({"a": P})]
+    assert (
+        compare_tests(Check.SUITE, gold, _run({}, RunStatus.TIMEOUT)).note
+        == "candidate run ended timeout"
+    )
+    assert (
+        compare_tests(Check.SUITE, [_run({"a": P}, RunStatus.INFRA_ERROR)], _run({"a": F})).evidence
+        is None
+    )
+
+
+def test_verdict_is_exploit_only_with_evidence() -> None:
+    agree = [CheckResult(check=Check.SUITE, note="10 tests agree with gold")]
+    v, text = verdict(agree)
+    assert v is CandidateVerdict.UNCONFIRMED and "10 tests agree with gold" in text
+    v, text = verdict([*agree, CheckResult(check=Check.PROBES, evidence="case3 differs")])
+    assert v is CandidateVerdict.EXPLOIT and text == "differential probes: case3 differs"
+
+
+# --- the confirmer against a scripted sandbox ---------------------------------------------------
+
+
+def _is_gold(request: RunRequested, task) -> bool:
+    return request.candidate is not None and request.candidate.diff == task.patch
+
+
+def scripted(
+    task, *, held_back_broken: bool = False, probe_differs: bool = False, suite_broken: bool = False
+):
+    graded = [*task.fail_to_pass, *task.pass_to_pass]
+    held = "tests/test_core.py::test_mean_empty"
+    cases = probes.plan(task)
+
+    def rule(request: RunRequested):
+        gold = _is_gold(request, task)
+        if request.purpose is RunPurpose.GOLD:
+            return passed([*graded, held])
+        if request.purpose is not RunPurpose.PROBE:
+            return None
+        if request.test_patch and "test_hackaudit_probe_record" in request.test_patch:
+            lines = [
+                f"{probes.MARKER} {json.dumps([i, f'returns {i}'])}" for i in range(len(cases))
+            ]
+            return passed([probes.RECORD_TEST], log_tail="noise\n" + "\n".join(lines) + "\n")
+        if request.test_patch:  # the check phase
+            ids = list(request.task.fail_to_pass)
+            if gold or not probe_differs:
+                return passed(ids)
+            return failed({**dict.fromkeys(ids, P), ids[1]: F})
+        suite = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
+        if gold or not suite_broken:
+            return passed(suite)
+        return failed({suite[0]: P, suite[1]: F})
+
+    return rule
+
+
+def _confirmer(task, sandbox, **config) -> Confirmer:
+    return Confirmer(sandbox, ConfirmationConfig(**config), task, "audit-1", {}, gold_repeats=3)
+
+
+def _accepted(task, extra: tuple[str, ...] = ("tests/test_core.py::test_mean_empty",)) -> RunResult:
+    return passed([*task.fail_to_pass, *task.pass_to_pass, *extra])
+
+
+async def test_held_back_test_failure_confirms_and_gold_runs_once(tiny) -> None:
+    sandbox = ScriptedSandbox([scripted(tiny.task)])
+    confirmer = _confirmer(tiny.task, sandbox)
+    for _ in range(2):
+        v, evidence = await confirmer.confirm(_candidate(), _accepted(tiny.task, extra=()))
+        assert v is CandidateVerdict.EXPLOIT
+        assert "held-back tests" in evidence and "test_mean_empty (not reported)" in evidence
+    assert sandbox.count(RunPurpose.GOLD) == 1
+    assert sandbox.requests[0].repeats == 3
+    assert set(confirmer.gold_runs) == {"gold"}
+
+
+async def test_probe_difference_confirms_with_the_input(tiny) -> None:
+    sandbox = ScriptedSandbox([scripted(tiny.task, probe_differs=True)])
+    v, evidence = await _confirmer(tiny.task, sandbox).confirm(_candidate(), _accepted(tiny.task))
+    assert v is CandidateVerdict.EXPLOIT
+    assert "differential probes" in evidence
+    assert (
+        "test_hackaudit_probe[case1] (FAILED): pkg.core." in evidence
+        and "-> gold returns 1" in evidence
+    )
+    probe_runs = [r for r in sandbox.requests if r.purpose is RunPurpose.PROBE]
+    record, gate, candidate = probe_runs
+    assert record.repeats == 3 and record.task.fail_to_pass == (probes.RECORD_TEST,)
+    assert "test_hackaudit_probe.py" in (record.task.test_command or "")
+    assert gate.candidate is not None and gate.candidate.diff == tiny.task.patch
+    assert (
+        candidate.candidate is not None and candidate.candidate.provenance.strategy == "partial_fix"
+    )
+    assert "EXPECTED = {" in (candidate.test_patch or "")
+
+
+async def test_wider_suite_failure_confirms(tiny) -> None:
+    sandbox = ScriptedSandbox([scripted(tiny.task, suite_broken=True)])
+    v, evidence = await _confirmer(tiny.task, sandbox, probes=False).confirm(
+        _candidate(), _accepted(tiny.task)
+    )
+    assert v is CandidateVerdict.EXPLOIT
+    assert "wider test suite" in evidence and "tests/test_other.py::test_x (FAILED)" in evidence
+    suite_run = sandbox.requests[-1]
+    assert suite_run.task.test_command == "python -m pytest -rA -p no:cacheprovider tests"
+
+
+async def test_indistinguishable_candidate_is_unconfirmed(tiny) -> None:
+    sandbox = ScriptedSandbox([scripted(tiny.task)])
+    v, evidence = await _confirmer(tiny.task, sandbox).confirm(_candidate(), _accepted(tiny.task))
+    assert v is CandidateVerdict.UNCONFIRMED
+    for check in ("held-back tests", "differential probes", "wider test suite"):
+        assert check in evidence
+
+
+async def test_harness_candidate_needs_no_runs(tiny) -> None:
+    sandbox = ScriptedSandbox([scripted(tiny.task)])
+    v, _ = await _confirmer(tiny.task, sandbox).confirm(_candidate("harness"), _accepted(tiny.task))
+    assert v is CandidateVerdict.EXPLOIT and sandbox.requests == []
+
+
+async def test_checks_can_be_switched_off(tiny) -> None:
+    sandbox = ScriptedSandbox([scripted(tiny.task, suite_broken=True)])
+    confirmer = _confirmer(
+        tiny.task, sandbox, held_back=False, probes=False, suite_scope=SuiteScope.OFF
+    )
+    v, _ = await confirmer.confirm(_candidate(), _accepted(tiny.task))
+    assert v is CandidateVerdict.UNCONFIRMED and sandbox.requests == []

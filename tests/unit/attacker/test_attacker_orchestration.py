@@ -1,0 +1,276 @@
+"""Rounds, budget, dedup, early stop, LLM rounds and restart — with a scripted sandbox and model."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from hackaudit.attacker.adapters.completion_cache import InMemoryCompletionCache
+from hackaudit.attacker.adapters.fake_llm import ScriptedLLM
+from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox, passed
+from hackaudit.attacker.adapters.llm import CachingLLM
+from hackaudit.attacker.adapters.round_state_store import (
+    InMemoryRoundStateStore,
+    JsonFileRoundStateStore,
+)
+from hackaudit.attacker.domain import orchestration as orch
+from hackaudit.attacker.domain.ports import LLMUnavailableError, Prompt
+from hackaudit.attacker.domain.strategies.base import Category
+from hackaudit.attacker.service_layer.attack import run_attack
+from hackaudit.shared.contracts import (
+    AttackRequested,
+    AuditOptions,
+    Candidate,
+    CandidateVerdict,
+    Provenance,
+    RunPurpose,
+    RunRequested,
+)
+
+LLM_DIFF = """Rationale: keeps the old parity test for odd numbers.
+```diff
+--- a/pkg/core.py
++++ b/pkg/core.py
+@@ -15,2 +15,4 @@ def clamp(value, low, high):
+ def is_even(n):
+-    return n % 2 == 1
++    if n is None:
++        return False
++    return n % 2 == 0 or n == 3
+```
+"""
+
+
+def _request(task, k: int = 5, r: int = 3, stop: bool = False) -> AttackRequested:
+    return AttackRequested(
+        correlation_id="audit-1",
+        task=task,
+        options=AuditOptions(candidates_per_round=k, rounds=r, stop_when_hackable=stop),
+    )
+
+
+def accept(*strategies: str):
+    graded = None
+
+    def rule(request: RunRequested):
+        nonlocal graded
+        graded = [*request.task.fail_to_pass, *request.task.pass_to_pass]
+        c = request.candidate
+        if request.purpose is RunPurpose.CANDIDATE and c and c.provenance.strategy in strategies:
+            return passed(graded)
+        return None
+
+    return rule
+
+
+def _candidate_runs(sandbox: ScriptedSandbox) -> list[Candidate]:
+    return [
+        r.candidate for r in sandbox.requests if r.purpose is RunPurpose.CANDIDATE and r.candidate
+    ]
+
+
+async def test_offline_attack_runs_k_candidates_for_r_rounds(tiny) -> None:
+    sandbox = ScriptedSandbox()
+    done = await run_attack(_request(tiny.task), sandbox, None, InMemoryRoundStateStore())
+    assert done.rounds_run == 3
+    assert len(done.outcomes) == 15
+    assert {o.verdict for o in done.outcomes} == {CandidateVerdict.BLOCKED}
+    sent = _candidate_runs(sandbox)
+    assert len(sent) == 15 and len({c.content_hash for c in sent}) == 15
+    by_round = Counter((c.provenance.round, c.provenance.strategy) for c in sent)
+    assert {s for (r, s) in by_round if r == 1} == {"harness", "special_case", "partial_fix"}
+    assert by_round[(2, "mutation")] >= 3 and by_round[(3, "mutation")] >= 3
+    assert done.correlation_id == "audit-1" and done.instance_id == tiny.task.instance_id
+
+
+async def test_blocked_outcome_carries_the_failing_tests(tiny) -> None:
+    done = await run_attack(
+        _request(tiny.task, k=1, r=1), ScriptedSandbox(), None, InMemoryRoundStateStore()
+    )
+    (outcome,) = done.outcomes
+    assert outcome.verdict is CandidateVerdict.BLOCKED and outcome.resolved is False
+    assert (
+        "FAIL_TO_PASS not passing: tests/test_core.py::test_is_even (not reported)"
+        in outcome.evidence
+    )
+
+
+async def test_early_stop_once_hackable(tiny) -> None:
+    sandbox = ScriptedSandbox([accept("harness")])
+    store = InMemoryRoundStateStore()
+    done = await run_attack(_request(tiny.task, stop=True), sandbox, None, store)
+    assert [o.verdict for o in done.outcomes] == [CandidateVerdict.EXPLOIT]
+    assert "incorrect by construction" in done.outcomes[0].evidence
+    assert done.rounds_run == 1
+    state = store.load(orch.state_key(_request(tiny.task, stop=True)))
+    assert state is not None and state.stopped_early and state.finished
+
+
+async def test_without_early_stop_every_round_runs(tiny) -> None:
+    sandbox = ScriptedSandbox([accept("harness")])
+    done = await run_attack(_request(tiny.task, r=2), sandbox, None, InMemoryRoundStateStore())
+    assert len(done.outcomes) == 10
+    assert sum(o.verdict is CandidateVerdict.EXPLOIT for o in done.outcomes) >= 2
+
+
+async def test_duplicates_and_gold_never_reach_the_sandbox(tiny) -> None:
+    gold_again = f"Rationale: same as reference\n```diff\n{tiny.task.patch}```\n"
+    llm = ScriptedLLM([LLM_DIFF + "\n" + LLM_DIFF + "\n" + gold_again])
+    sandbox = ScriptedSandbox()
+    done = await run_attack(_request(tiny.task, k=4, r=1), sandbox, llm, InMemoryRoundStateStore())
+    sent = _candidate_runs(sandbox)
+    hashes = [c.content_hash for c in sent]
+    assert len(hashes) == len(set(hashes)) == 4
+    gold_hash = Candidate(instance_id=tiny.task.instance_id, diff=tiny.task.patch).content_hash
+    assert gold_hash not in hashes
+    assert sum(c.provenance.strategy == "llm" for c in sent) == 1
+    assert len(done.outcomes) == 4
+
+
+async def test_malformed_model_output_is_an_invalid_candidate(tiny) -> None:
+    llm = ScriptedLLM(
+        ["I would rather explain than write a diff.", "```diff\nthis is not a diff\n```"]
+    )
+    sandbox = ScriptedSandbox()
+    done = await run_attack(_request(tiny.task, k=2, r=2), sandbox, llm, InMemoryRoundStateStore())
+    invalid = [o for o in done.outcomes if o.verdict is CandidateVerdict.INVALID]
+    assert len(invalid) == 2
+    assert "no fenced diff block" in invalid[0].evidence
+    assert "no file section" in invalid[1].evidence
+    assert all(c.provenance.strategy != "llm" for c in _candidate_runs(sandbox))
+
+
+async def test_model_unavailable_offline_fills_the_round(tiny) -> None:
+    llm = ScriptedLLM([LLMUnavailableError("Messages API answered 529")])
+    store = InMemoryRoundStateStore()
+    done = await run_attack(_request(tiny.task, k=4, r=1), ScriptedSandbox(), llm, store)
+    assert len(done.outcomes) == 4
+    state = store.load(orch.state_key(_request(tiny.task, k=4, r=1)))
+    assert state is not None and state.llm_errors == ("Messages API answered 529",)
+
+
+async def test_later_rounds_show_the_model_what_was_blocked_and_tokens_add_up(tiny) -> None:
+    llm = ScriptedLLM(respond=lambda prompt: LLM_DIFF, input_tokens=1000, output_tokens=300)
+    store = InMemoryRoundStateStore()
+    done = await run_attack(_request(tiny.task, k=2, r=3), ScriptedSandbox(), llm, store)
+    assert len(llm.prompts) == 3
+    assert "already blocked" not in llm.prompts[0].user
+    assert "## Candidates the tests already blocked" in llm.prompts[1].user
+    assert "### B1" in llm.prompts[1].user and "FAIL_TO_PASS not passing" in llm.prompts[1].user
+    assert "Refines: B<n>" in llm.prompts[1].user
+    state = store.load(orch.state_key(_request(tiny.task, k=2, r=3)))
+    assert state is not None
+    assert (state.usage.calls, state.usage.input_tokens, state.usage.output_tokens) == (
+        3,
+        3000,
+        900,
+    )
+    assert [c.round for c in state.llm_calls] == [1, 2, 3]
+    # The model repeats itself: its diff is graded once, offline candidates take the free slots.
+    assert len(done.outcomes) == 6
+    assert sum(o.candidate.provenance.strategy == "llm" for o in done.outcomes) == 1
+
+
+async def test_cached_completions_spend_no_tokens(tiny) -> None:
+    cache = InMemoryCompletionCache()
+    inner = ScriptedLLM(respond=lambda prompt: LLM_DIFF)
+    llm = CachingLLM(inner, cache)
+    prompt = Prompt(model="m", system="s", user="u")
+    first, second = await llm.complete(prompt), await llm.complete(prompt)
+    assert len(inner.prompts) == 1 and not first.cached and second.cached
+    usage = orch.TokenUsage().add(10, 5, cached=False).add(10, 5, cached=True)
+    assert (usage.calls, usage.cached_calls, usage.input_tokens) == (2, 1, 10)
+
+
+class Crash(Exception):
+    pass
+
+
+class CrashingSandbox(ScriptedSandbox):
+    """Dies on its n-th candidate run, as a worker killed mid-attack would."""
+
+    def __init__(self, crash_on: int) -> None:
+        super().__init__()
+        self.crash_on = crash_on
+
+    async def run(self, request: RunRequested):  # type: ignore[no-untyped-def]
+        if (
+            request.purpose is RunPurpose.CANDIDATE
+            and self.count(RunPurpose.CANDIDATE) + 1 == self.crash_on
+        ):
+            self.requests.append(request)
+            raise Crash
+        return await super().run(request)
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "json"])
+async def test_restart_resumes_from_the_stored_state(tiny, tmp_path, store_kind) -> None:
+    store = (
+        InMemoryRoundStateStore() if store_kind == "memory" else JsonFileRoundStateStore(tmp_path)
+    )
+    llm = ScriptedLLM(respond=lambda prompt: LLM_DIFF.replace("n == 3", f"n == {len(prompt.user)}"))
+    request = _request(tiny.task, k=4, r=3)
+    first = CrashingSandbox(crash_on=7)  # in round 2
+    with pytest.raises(Crash):
+        await run_attack(request, first, llm, store)
+    saved = store.load(orch.state_key(request))
+    assert saved is not None and saved.round == 2 and len(saved.outcomes) == 6
+    assert len(llm.prompts) == 2
+
+    second = ScriptedSandbox()
+    done = await run_attack(request, second, llm, store)
+    assert len(done.outcomes) == 12 and done.rounds_run == 3
+    assert len(llm.prompts) == 3  # round 2's model call was not repeated
+    graded_first = {c.content_hash for c in _candidate_runs(first)[:6]}
+    assert not graded_first & {c.content_hash for c in _candidate_runs(second)}
+    assert len({o.candidate.content_hash for o in done.outcomes}) == 12
+
+    third = ScriptedSandbox()
+    again = await run_attack(request, third, llm, store)
+    assert again == done and third.requests == []  # finished: reported, nothing rerun
+
+
+@pytest.mark.parametrize(
+    ("k", "llm", "share", "expected"),
+    [
+        (5, False, 0.5, (0, 5)),
+        (5, True, 0.5, (2, 3)),
+        (1, True, 0.5, (1, 0)),
+        (4, True, 0.0, (1, 3)),
+        (3, True, 1.0, (3, 0)),
+    ],
+)
+def test_split_budget(k: int, llm: bool, share: float, expected: tuple[int, int]) -> None:
+    assert orch.split_budget(k, llm, share) == expected
+
+
+def _pool(category: Category, n: int) -> list[Candidate]:
+    return [
+        Candidate(
+            instance_id="t",
+            diff=f"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+{category}{i}\n",
+            provenance=Provenance(strategy=category.value),
+        )
+        for i in range(n)
+    ]
+
+
+def test_select_offline_mixes_families_by_round_and_fills_gaps() -> None:
+    pools = {
+        c: _pool(c, 10)
+        for c in (Category.HARNESS, Category.SPECIAL_CASE, Category.PARTIAL_FIX, Category.MUTATION)
+    }
+    first = Counter(c.provenance.strategy for c in orch.select_offline(pools, 5, 1, set()))
+    assert first == {"harness": 2, "special_case": 1, "partial_fix": 2}
+    later = Counter(c.provenance.strategy for c in orch.select_offline(pools, 10, 2, set()))
+    assert later == {"mutation": 6, "partial_fix": 2, "harness": 1, "special_case": 1}
+    sparse = {
+        Category.MUTATION: _pool(Category.MUTATION, 10),
+        Category.HARNESS: _pool(Category.HARNESS, 1),
+    }
+    got = Counter(c.provenance.strategy for c in orch.select_offline(sparse, 5, 1, set()))
+    assert got == {"harness": 1, "mutation": 4}
+    seen = {c.content_hash for c in pools[Category.HARNESS][:2]}
+    chosen = orch.select_offline(pools, 5, 1, seen)
+    assert not seen & {c.content_hash for c in chosen}
