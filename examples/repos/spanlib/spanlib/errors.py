@@ -1,0 +1,5 @@
+"""Exceptions raised by spanlib."""
+
+
+class InvalidInterval(ValueError):
+    """An interval or duration is malformed or impossible."""

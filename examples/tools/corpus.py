@@ -1,0 +1,874 @@
+"""The example task corpus: base commits, structural lint and the end-to-end `check`.
+
+Standard library only, so it runs with any Python 3.11 that has pytest importable for the
+test runs (the project's venv has). Usage::
+
+    python examples/tools/corpus.py check [-j N] [--only INSTANCE_ID ...] [--quick]
+    python examples/tools/corpus.py base-commit examples/repos/semverlite
+    python examples/tools/corpus.py lint
+
+`check` rebuilds every library's base commit, then for each task, in a throw-away copy:
+test patch alone (FAIL_TO_PASS fail, PASS_TO_PASS pass), gold + test patch (all pass), the
+library's whole suite on gold, and what the task's label claims (a known exploit passes the
+task's tests and fails the held-back tests; a robust gold loses to every dropped hunk or
+dropped line; one hunk of an equivalent_hunk gold is droppable; ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[1]
+REPOS = EXAMPLES / "repos"
+TASKS = EXAMPLES / "tasks"
+LABELS = EXAMPLES / "labels.json"
+
+GIT_DATE = "2026-01-01T00:00:00+0000"
+GIT_USER = ("hackaudit", "examples@hackaudit.invalid")
+IGNORED_DIRS = ("__pycache__", ".pytest_cache")
+
+LABEL_KINDS = ("hackable", "robust", "broken", "flaky", "empty_passes", "equivalent_hunk")
+HOW_KINDS = (
+    "one_example_asserted",
+    "edge_case_untested",
+    "type_only_checked",
+    "no_exception_only",
+    "harness_hole",
+)
+DIFFICULTIES = ("<15 min fix", "15 min - 1 hour", "1-4 hours")
+REQUIRED_FIELDS = (
+    "instance_id",
+    "repo",
+    "base_commit",
+    "patch",
+    "test_patch",
+    "FAIL_TO_PASS",
+    "PASS_TO_PASS",
+    "problem_statement",
+    "hints_text",
+    "version",
+    "created_at",
+    "difficulty",
+    "test_command",
+    "log_parser",
+    "environment",
+)
+TEST_COMMANDS = {
+    "pytest": "python -m pytest -rA -p no:cacheprovider",
+    "unittest": "python -m unittest -v",
+}
+PASSED = "PASSED"
+RUN_TIMEOUT_S = 120
+FLAKY_MAX_RUNS = 40
+
+
+# --- git and base commits ---------------------------------------------------------------------
+
+
+def _git_env() -> dict[str, str]:
+    """The environment minus anything that would make git depart from the bare recipe."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_CONFIG_NOSYSTEM"] = "1"
+    env["GIT_CONFIG_GLOBAL"] = os.devnull
+    return env
+
+
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    result = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env=env or _git_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed in {cwd}: {result.stderr.strip()}")
+    return result.stdout
+
+
+def copy_source(repo_dir: Path, dest: Path) -> None:
+    """Copy a library's folder without byte-code or pytest caches."""
+    shutil.copytree(repo_dir, dest, ignore=shutil.ignore_patterns(*IGNORED_DIRS))
+
+
+def init_repo(repo_dir: str | Path, dest: str | Path) -> str:
+    """Copy `repo_dir` to `dest` (which must not exist), commit it as the base; return HEAD.
+
+    The commit is the one made by `git init -q -b main && git add -A &&
+    GIT_AUTHOR_DATE=... GIT_COMMITTER_DATE=... git -c user.name=hackaudit
+    -c user.email=examples@hackaudit.invalid -c commit.gpgsign=false commit -q -m base`.
+    """
+    dest = Path(dest)
+    copy_source(Path(repo_dir), dest)
+    git(dest, "init", "-q", "-b", "main")
+    git(dest, "add", "-A")
+    env = _git_env()
+    env["GIT_AUTHOR_DATE"] = GIT_DATE
+    env["GIT_COMMITTER_DATE"] = GIT_DATE
+    git(
+        dest,
+        "-c",
+        f"user.name={GIT_USER[0]}",
+        "-c",
+        f"user.email={GIT_USER[1]}",
+        "-c",
+        "commit.gpgsign=false",
+        "commit",
+        "-q",
+        "-m",
+        "base",
+        env=env,
+    )
+    return git(dest, "rev-parse", "HEAD").strip()
+
+
+def base_commit(repo_dir: str | Path) -> str:
+    """The reproducible base commit of a library folder such as examples/repos/semverlite."""
+    with tempfile.TemporaryDirectory(prefix="hackaudit-base-") as tmp:
+        return init_repo(repo_dir, Path(tmp) / "repo")
+
+
+# --- tasks and labels -------------------------------------------------------------------------
+
+
+def load_tasks(tasks_dir: Path = TASKS) -> list[dict]:
+    """Every row of every examples/tasks/*.jsonl file, in file then line order."""
+    rows = []
+    for path in sorted(tasks_dir.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rows.append(json.loads(line))
+    return rows
+
+
+def load_labels(path: Path = LABELS) -> dict[str, dict]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def library_of(task: dict) -> str:
+    return task["instance_id"].split("__", 1)[0]
+
+
+def source_dir(task: dict, tasks_dir: Path = TASKS) -> Path:
+    return (tasks_dir / task["environment"]["source"]).resolve()
+
+
+def decode_names(value: str | list[str]) -> list[str]:
+    return json.loads(value) if isinstance(value, str) else list(value)
+
+
+# --- patches ----------------------------------------------------------------------------------
+
+_DIFF_GIT = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
+
+
+def touched_files(patch: str) -> list[str]:
+    """Paths a unified diff touches, in the order it touches them."""
+    files: list[str] = []
+    for old, new in _DIFF_GIT.findall(patch):
+        files.extend(path for path in dict.fromkeys((new, old)) if path not in files)
+    return files
+
+
+@dataclass
+class FilePatch:
+    header: list[str]
+    hunks: list[list[str]] = field(default_factory=list)
+
+
+def parse_patch(patch: str) -> list[FilePatch]:
+    files: list[FilePatch] = []
+    for line in patch.splitlines():
+        if line.startswith("diff --git "):
+            files.append(FilePatch([line]))
+        elif line.startswith("@@ ") and files:
+            files[-1].hunks.append([line])
+        elif files and files[-1].hunks:
+            files[-1].hunks[-1].append(line)
+        elif files:
+            files[-1].header.append(line)
+    return files
+
+
+def _hunk_counts(hunk: list[str]) -> tuple[int, int]:
+    old = sum(1 for line in hunk[1:] if line[:1] in (" ", "-", ""))
+    new = sum(1 for line in hunk[1:] if line[:1] in (" ", "+", ""))
+    return old, new
+
+
+def render_patch(files: Sequence[FilePatch]) -> str:
+    """A unified diff from parsed pieces, with every hunk header recounted."""
+    out: list[str] = []
+    for file_patch in files:
+        if not file_patch.hunks and not any(h.startswith("new file") for h in file_patch.header):
+            continue
+        out.extend(file_patch.header)
+        shift = 0
+        for hunk in file_patch.hunks:
+            match = _HUNK.match(hunk[0])
+            if match is None:
+                raise ValueError(f"bad hunk header {hunk[0]!r}")
+            old_start = int(match.group(1))
+            old_count, new_count = _hunk_counts(hunk)
+            new_start = int(match.group(3)) if old_start == 0 else old_start + shift
+            out.append(f"@@ -{old_start},{old_count} +{new_start},{new_count} @@{match.group(5)}")
+            out.extend(hunk[1:])
+            shift += new_count - old_count
+    return "\n".join(out) + "\n" if out else ""
+
+
+def hunks(patch: str) -> list[tuple[str, list[str]]]:
+    """(file, hunk lines) for every hunk, in patch order."""
+    found = []
+    for file_patch in parse_patch(patch):
+        name = _DIFF_GIT.match(file_patch.header[0])
+        path = name.group(2) if name else "?"
+        found.extend((path, hunk) for hunk in file_patch.hunks)
+    return found
+
+
+def drop_hunk(patch: str, index: int) -> str:
+    """`patch` without its `index`-th hunk (counted over the whole patch from 0)."""
+    files = parse_patch(patch)
+    seen = 0
+    for file_patch in files:
+        for position in range(len(file_patch.hunks)):
+            if seen == index:
+                del file_patch.hunks[position]
+                return render_patch(files)
+            seen += 1
+    raise IndexError(f"patch has {seen} hunks, no hunk {index}")
+
+
+def docstring_lines(source: str) -> set[int]:
+    """Line numbers taken by docstrings (string-only statements) in Python source."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return lines
+
+
+def added_lines(
+    patch: str, docstrings: dict[str, set[int]] | None = None
+) -> list[tuple[int, int, str]]:
+    """(hunk index, line index in hunk, text) of every added line of code.
+
+    Blank lines, comments and lines of `docstrings` (path -> line numbers in the patched
+    file) are left out: dropping them changes nothing.
+    """
+    docstrings = docstrings or {}
+    found = []
+    for hunk_index, (path, hunk) in enumerate(hunks(patch)):
+        match = _HUNK.match(hunk[0])
+        new_line = int(match.group(3)) if match else 0
+        for line_index, line in enumerate(hunk):
+            if line_index == 0 or line.startswith(("-", "\\")):
+                continue
+            number, new_line = new_line, new_line + 1
+            if not line.startswith("+") or number in docstrings.get(path, set()):
+                continue
+            code = line[1:].strip()
+            if code and not code.startswith("#"):
+                found.append((hunk_index, line_index, line[1:]))
+    return found
+
+
+def drop_added_line(patch: str, hunk_index: int, line_index: int) -> str:
+    """`patch` with one added line left out (the lines it replaces stay removed)."""
+    files = parse_patch(patch)
+    seen = 0
+    for file_patch in files:
+        for hunk in file_patch.hunks:
+            if seen == hunk_index:
+                if not hunk[line_index].startswith("+"):
+                    raise ValueError("not an added line")
+                del hunk[line_index]
+                return render_patch(files)
+            seen += 1
+    raise IndexError(f"no hunk {hunk_index}")
+
+
+# --- running tests ----------------------------------------------------------------------------
+
+_PYTEST_LINE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S+)")
+_UNITTEST_LINE = re.compile(
+    r"^(\w+ \([\w.]+\)) \.\.\. "
+    r"(ok|FAIL|ERROR|skipped.*|expected failure|unexpected success)$"
+)
+_UNITTEST_STATUS = {"ok": "PASSED", "FAIL": "FAILED", "ERROR": "ERROR"}
+
+
+def parse_pytest_log(text: str) -> dict[str, str]:
+    """Statuses from the short test summary of `pytest -rA`."""
+    statuses: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _PYTEST_LINE.match(line)
+        if match:
+            status, name = match.groups()
+            if status == "ERROR" and name in statuses and statuses[name] == PASSED:
+                statuses[name] = "ERROR"  # an error in teardown after a passing call
+            else:
+                statuses.setdefault(name, status)
+    return statuses
+
+
+def parse_unittest_log(text: str) -> dict[str, str]:
+    """Statuses from the lines `unittest -v` prints, `name (module.Class.name) ... ok`."""
+    statuses: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _UNITTEST_LINE.match(line)
+        if match:
+            name, word = match.groups()
+            if word.startswith("skipped"):
+                statuses[name] = "SKIPPED"
+            elif word == "expected failure":
+                statuses[name] = "XFAIL"
+            elif word == "unexpected success":
+                statuses[name] = "FAILED"
+            else:
+                statuses[name] = _UNITTEST_STATUS[word]
+    return statuses
+
+
+LOG_PARSERS: dict[str, Callable[[str], dict[str, str]]] = {
+    "pytest": parse_pytest_log,
+    "unittest": parse_unittest_log,
+}
+
+
+def targets_for(task: dict, patches: Iterable[str]) -> list[str]:
+    """What the sandbox appends to the test command: the test files the patches touch."""
+    files: list[str] = []
+    for patch in patches:
+        for path in touched_files(patch):
+            if path.endswith(".py") and Path(path).name.startswith("test") and path not in files:
+                files.append(path)
+    if task["log_parser"] == "unittest":
+        return [path[: -len(".py")].replace("/", ".") for path in files]
+    return files
+
+
+_bytecode_cache: Path | None = None
+
+
+def _run_env() -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTEST_", "PYTHON", "GIT_")) and k != "COV_CORE_SOURCE"
+    }
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if _bytecode_cache is not None:
+        env["PYTHONPYCACHEPREFIX"] = str(_bytecode_cache)
+    # The sandbox image has pytest alone; plugins of the calling environment stay out.
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    return env
+
+
+_WARM_TEST = """\
+import calendar, collections, dataclasses, datetime, functools, io, random, re, string
+import tempfile, textwrap, typing, unicodedata, unittest
+
+
+class WarmUp(unittest.TestCase):
+    def test_nothing(self):
+        self.assertTrue(True)
+"""
+
+
+def warm_bytecode_cache(root: Path) -> None:
+    """Compile what the test runs import (pytest, the standard library) once, under `root`.
+
+    Later runs read that cache but never write to it: the libraries' own files, which the
+    scenarios keep rewriting, are always compiled afresh.
+    """
+    global _bytecode_cache
+    env = _run_env()
+    env.pop("PYTHONDONTWRITEBYTECODE")
+    env["PYTHONPYCACHEPREFIX"] = str(root)
+    project = root.parent / "warm"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "__init__.py").write_text("")
+    (project / "tests" / "test_warm.py").write_text(_WARM_TEST)
+    for command in TEST_COMMANDS.values():
+        subprocess.run(
+            [sys.executable, *shlex.split(command)[1:]],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            timeout=RUN_TIMEOUT_S,
+            check=False,
+        )
+    _bytecode_cache = root
+
+
+def run_tests(workdir: Path, task: dict, targets: Sequence[str]) -> tuple[dict[str, str], str]:
+    """Run the task's test command on `targets` (all tests when empty); statuses and log."""
+    command = shlex.split(task["test_command"])
+    if command[0] == "python":
+        command[0] = sys.executable
+    try:
+        result = subprocess.run(
+            [*command, *targets],
+            cwd=workdir,
+            env=_run_env(),
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return {}, "timeout"
+    log = result.stdout + result.stderr
+    return LOG_PARSERS[task["log_parser"]](log), log
+
+
+# --- structural lint --------------------------------------------------------------------------
+
+
+def lint(tasks: list[dict], labels: dict[str, dict]) -> list[str]:
+    """Problems with the rows and the labels file that need no test run to see."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for task in tasks:
+        iid = task.get("instance_id", "?")
+        missing = [name for name in REQUIRED_FIELDS if name not in task]
+        if missing:
+            problems.append(f"{iid}: missing fields {missing}")
+            continue
+        lib = library_of(task)
+        if iid in seen:
+            problems.append(f"{iid}: duplicate instance_id")
+        seen.add(iid)
+        if not re.fullmatch(rf"{re.escape(lib)}__{re.escape(lib)}-\d+", iid):
+            problems.append(f"{iid}: instance_id is not <lib>__<lib>-<n>")
+        if task["repo"] != f"hackaudit-examples/{lib}":
+            problems.append(f"{iid}: repo should be hackaudit-examples/{lib}")
+        for name in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+            value = task[name]
+            if not isinstance(value, str):
+                problems.append(f"{iid}: {name} must be a JSON-encoded string")
+                continue
+            decoded = json.loads(value)
+            if not isinstance(decoded, list) or not all(isinstance(v, str) for v in decoded):
+                problems.append(f"{iid}: {name} is not a list of names")
+        if not decode_names(task["FAIL_TO_PASS"]):
+            problems.append(f"{iid}: FAIL_TO_PASS is empty")
+        if task["difficulty"] not in DIFFICULTIES:
+            problems.append(f"{iid}: difficulty {task['difficulty']!r}")
+        parser = task["log_parser"]
+        if TEST_COMMANDS.get(parser) != task["test_command"]:
+            problems.append(f"{iid}: test_command does not fit log_parser {parser!r}")
+        env = task["environment"]
+        expected_env = {"source": f"../repos/{lib}", "pip_packages": ["pytest"], "install": None}
+        if env != expected_env:
+            problems.append(f"{iid}: environment should be {expected_env}")
+        for path in touched_files(task["patch"]):
+            if _is_test_path(path):
+                problems.append(f"{iid}: gold patch touches test file {path}")
+        for path in touched_files(task["test_patch"]):
+            if not _is_test_path(path):
+                problems.append(f"{iid}: test patch touches non-test file {path}")
+        problems.extend(_lint_names(task))
+        problems.extend(_lint_label(iid, labels.get(iid)))
+    for iid in sorted(set(labels) - seen):
+        problems.append(f"{iid}: labelled but no such task")
+    return problems
+
+
+def _is_test_path(path: str) -> bool:
+    parts = Path(path).parts
+    return "tests" in parts or Path(path).name.startswith("test_") or path.endswith("conftest.py")
+
+
+def _lint_names(task: dict) -> list[str]:
+    iid = task["instance_id"]
+    problems = []
+    names = decode_names(task["FAIL_TO_PASS"]) + decode_names(task["PASS_TO_PASS"])
+    if task["log_parser"] == "pytest":
+        pattern = re.compile(r"^tests/[\w/]+\.py::[\w:]+(\[[^\]\s]+\])?$")
+    else:
+        pattern = re.compile(r"^(\w+) \(tests\.[\w.]+\.\1\)$")
+    for name in names:
+        if not pattern.match(name):
+            problems.append(f"{iid}: test name {name!r} is not in {task['log_parser']} form")
+    if len(set(names)) != len(names):
+        problems.append(f"{iid}: a test is listed twice")
+    return problems
+
+
+def _lint_label(iid: str, entry: dict | None) -> list[str]:
+    if entry is None:
+        return [f"{iid}: no label"]
+    problems = []
+    label = entry.get("label")
+    if label not in LABEL_KINDS:
+        return [f"{iid}: unknown label {label!r}"]
+    if entry.get("valid") is not (label not in ("broken", "flaky")):
+        problems.append(f"{iid}: valid should be {label not in ('broken', 'flaky')}")
+    if not entry.get("note"):
+        problems.append(f"{iid}: label has no note")
+    if label == "hackable":
+        if entry.get("how") not in HOW_KINDS:
+            problems.append(f"{iid}: hackable label needs `how` in {HOW_KINDS}")
+        for name in ("known_exploit", "held_back_test_patch", "held_back_tests"):
+            if not entry.get(name):
+                problems.append(f"{iid}: hackable label needs {name}")
+        exploit_tests = [
+            p for p in touched_files(entry.get("known_exploit", "")) if _is_test_path(p)
+        ]
+        if entry.get("how") == "harness_hole" and not exploit_tests:
+            problems.append(f"{iid}: a harness_hole exploit works through test files")
+        if entry.get("how") != "harness_hole" and exploit_tests:
+            problems.append(f"{iid}: the exploit touches test files {exploit_tests}")
+        for path in touched_files(entry.get("held_back_test_patch", "")):
+            if not _is_test_path(path):
+                problems.append(f"{iid}: held-back test patch touches non-test file {path}")
+    elif "how" in entry or "known_exploit" in entry:
+        problems.append(f"{iid}: only hackable labels carry how / known_exploit")
+    if label == "equivalent_hunk" and not isinstance(entry.get("droppable_hunk"), int):
+        problems.append(f"{iid}: equivalent_hunk label needs droppable_hunk (an int)")
+    return problems
+
+
+def label_counts(labels: dict[str, dict]) -> tuple[Counter[str], Counter[str]]:
+    kinds = Counter(entry["label"] for entry in labels.values())
+    hows = Counter(entry["how"] for entry in labels.values() if entry["label"] == "hackable")
+    return kinds, hows
+
+
+# --- the check --------------------------------------------------------------------------------
+
+
+class CheckFailed(Exception):
+    """A task does not hold up to what its row and label claim."""
+
+
+@dataclass
+class Outcome:
+    instance_id: str
+    label: str
+    ok: bool
+    lines: list[str]
+    runs: int = 0
+
+
+Step = tuple[str, str]  # (patch text, what it is, for messages)
+
+
+class Workspace:
+    """A git copy of one library at its base commit, reset before every scenario."""
+
+    def __init__(self, task: dict, root: Path) -> None:
+        self.task = task
+        self.dir = root / "repo"
+        self.patch_dir = root / "patches"
+        self.patch_dir.mkdir()
+        self.head = init_repo(source_dir(task), self.dir)
+        self.runs = 0
+
+    def reset(self) -> None:
+        git(self.dir, "reset", "-q", "--hard", self.head)
+        git(self.dir, "clean", "-q", "-fdx")
+
+    def apply(self, patch: str, what: str) -> None:
+        path = self.patch_dir / f"{len(list(self.patch_dir.iterdir()))}.diff"
+        path.write_text(patch, encoding="utf-8")
+        try:
+            git(self.dir, "apply", "--whitespace=nowarn", str(path))
+        except RuntimeError as exc:
+            raise CheckFailed(f"{what} does not apply: {exc}") from None
+
+    def run(self, steps: Sequence[Step], targets: Sequence[str] | None = None) -> dict[str, str]:
+        """Reset, apply the patches in order, run the tests the patches touch (or `targets`)."""
+        self.reset()
+        for patch, what in steps:
+            if patch:
+                self.apply(patch, what)
+        if targets is None:
+            targets = targets_for(self.task, [patch for patch, _ in steps])
+        self.runs += 1
+        statuses, _ = run_tests(self.dir, self.task, targets)
+        return statuses
+
+
+def _not_passed(statuses: dict[str, str], names: Iterable[str]) -> list[str]:
+    return [name for name in names if statuses.get(name) != PASSED]
+
+
+def _passed(statuses: dict[str, str], names: Iterable[str]) -> list[str]:
+    return [name for name in names if statuses.get(name) == PASSED]
+
+
+def _short(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:3])
+    return shown + (f" (+{len(names) - 3} more)" if len(names) > 3 else "")
+
+
+def check_task(task: dict, label: dict, *, quick: bool = False) -> Outcome:
+    """Every scenario of one task in a fresh copy of its library."""
+    iid = task["instance_id"]
+    lines: list[str] = []
+    with tempfile.TemporaryDirectory(prefix=f"hackaudit-{iid}-") as tmp:
+        ws = Workspace(task, Path(tmp))
+        try:
+            _check_task(ws, task, label, lines, quick=quick)
+        except CheckFailed as exc:
+            lines.append(f"FAIL {exc}")
+            return Outcome(iid, label["label"], False, lines, ws.runs)
+    return Outcome(iid, label["label"], True, lines, ws.runs)
+
+
+def _check_task(ws: Workspace, task: dict, label: dict, lines: list[str], *, quick: bool) -> None:
+    kind = label["label"]
+    f2p = decode_names(task["FAIL_TO_PASS"])
+    p2p = decode_names(task["PASS_TO_PASS"])
+    gold: Step = (task["patch"], "gold patch")
+    test: Step = (task["test_patch"], "test patch")
+
+    if ws.head != task["base_commit"]:
+        raise CheckFailed(f"base_commit is {task['base_commit']}, the recipe gives {ws.head}")
+    lines.append("base_commit reproduces")
+
+    statuses = ws.run([test])
+    if _not_passed(statuses, p2p):
+        raise CheckFailed(f"PASS_TO_PASS fails on base: {_short(_not_passed(statuses, p2p))}")
+    if kind == "empty_passes":
+        if _not_passed(statuses, f2p):
+            failing = _short(_not_passed(statuses, f2p))
+            raise CheckFailed(f"labelled empty_passes, yet without a fix {failing} fail")
+        lines.append(f"test patch alone: all {len(f2p)} FAIL_TO_PASS already pass")
+    else:
+        if _passed(statuses, f2p):
+            raise CheckFailed(f"FAIL_TO_PASS passes with no fix: {_short(_passed(statuses, f2p))}")
+        lines.append(
+            f"test patch alone: {len(f2p)} FAIL_TO_PASS fail, {len(p2p)} PASS_TO_PASS pass"
+        )
+
+    statuses = ws.run([gold, test])
+    unlisted = sorted(set(statuses) - set(f2p) - set(p2p))
+    if unlisted:
+        raise CheckFailed(f"tests of the touched files missing from the lists: {_short(unlisted)}")
+    if _not_passed(statuses, p2p):
+        raise CheckFailed(f"PASS_TO_PASS fails on gold: {_short(_not_passed(statuses, p2p))}")
+    if kind == "broken":
+        failing = _not_passed(statuses, f2p)
+        if not failing:
+            raise CheckFailed("labelled broken, yet gold passes every FAIL_TO_PASS")
+        lines.append(f"gold + test: {len(failing)} FAIL_TO_PASS still fail: {_short(failing)}")
+    elif kind == "flaky":
+        _check_flaky(ws, gold, test, f2p, lines)
+    else:
+        if _not_passed(statuses, f2p):
+            raise CheckFailed(f"gold fails FAIL_TO_PASS: {_short(_not_passed(statuses, f2p))}")
+        lines.append(f"gold + test: all {len(f2p) + len(p2p)} listed tests pass")
+
+    statuses = ws.run([gold, test], targets=[])
+    tolerated = set(f2p) if kind in ("broken", "flaky") else set()
+    failing = [name for name, status in statuses.items() if status != PASSED]
+    if not statuses or set(failing) - tolerated:
+        raise CheckFailed(f"wider suite on gold: {_short(failing) or 'no test ran'}")
+    lines.append(
+        f"wider suite on gold: {len(statuses) - len(failing)} of {len(statuses)} pass"
+        + (f" (failing: the {kind} task's own {_short(failing)})" if failing else "")
+    )
+
+    if kind == "hackable":
+        _check_exploit(ws, task, label, gold, test, f2p + p2p, lines)
+    elif kind == "equivalent_hunk":
+        _check_equivalent_hunk(ws, task, label, test, f2p + p2p, lines)
+    elif kind == "robust" and not quick:
+        _check_mutants(ws, task, test, f2p + p2p, lines)
+
+
+def _check_flaky(ws: Workspace, gold: Step, test: Step, f2p: list[str], lines: list[str]) -> None:
+    """Run gold until both outcomes have shown (a fair coin repeats 40 times once in 2**39)."""
+    outcomes: list[bool] = []
+    while len(outcomes) < FLAKY_MAX_RUNS and len(set(outcomes)) < 2:
+        outcomes.append(not _not_passed(ws.run([gold, test]), f2p))
+    if len(set(outcomes)) < 2:
+        raise CheckFailed(f"labelled flaky, yet {len(outcomes)} gold runs all gave {outcomes[0]}")
+    lines.append(f"gold + test: FAIL_TO_PASS passed in {sum(outcomes)} of {len(outcomes)} runs")
+
+
+def _check_exploit(
+    ws: Workspace, task: dict, label: dict, gold: Step, test: Step, graded: list[str], lines
+) -> None:
+    exploit: Step = (label["known_exploit"], "known exploit")
+    held: Step = (label["held_back_test_patch"], "held-back test patch")
+    held_tests = label["held_back_tests"]
+    if label["known_exploit"].strip() == task["patch"].strip():
+        raise CheckFailed("the known exploit is the gold patch")
+    statuses = ws.run([exploit, test])
+    if _not_passed(statuses, graded):
+        failing = _short(_not_passed(statuses, graded))
+        raise CheckFailed(f"the exploit fails the task's tests: {failing}")
+    lines.append(f"exploit + test: all {len(graded)} listed tests pass")
+    statuses = ws.run([exploit, test, held])
+    if _passed(statuses, held_tests):
+        passing = _short(_passed(statuses, held_tests))
+        raise CheckFailed(f"the exploit passes held-back tests: {passing}")
+    lines.append(f"exploit + held-back: all {len(held_tests)} held-back tests fail")
+    statuses = ws.run([gold, test, held])
+    if _not_passed(statuses, held_tests + graded):
+        failing = _short(_not_passed(statuses, held_tests + graded))
+        raise CheckFailed(f"gold fails with the held-back tests: {failing}")
+    lines.append(f"gold + held-back: all {len(held_tests)} held-back tests pass")
+
+
+def _check_equivalent_hunk(
+    ws: Workspace, task: dict, label: dict, test: Step, graded: list[str], lines
+) -> None:
+    droppable = label["droppable_hunk"]
+    count = len(hunks(task["patch"]))
+    if count < 2:
+        raise CheckFailed("an equivalent_hunk gold needs two hunks or more")
+    for index in range(count):
+        variant: Step = (drop_hunk(task["patch"], index), f"gold without hunk {index}")
+        passes = not _not_passed(ws.run([variant, test]), graded)
+        if index != droppable:
+            if passes:
+                raise CheckFailed(f"gold without hunk {index} passes too")
+            continue
+        if not passes:
+            raise CheckFailed(f"gold without hunk {index} fails the task's tests")
+        statuses = ws.run([variant, test], targets=[])
+        failing = [name for name, status in statuses.items() if status != PASSED]
+        if failing:
+            raise CheckFailed(f"gold without hunk {index} fails the wider suite: {_short(failing)}")
+    lines.append(f"gold without hunk {droppable} passes everything; without any other it fails")
+
+
+def _check_mutants(ws: Workspace, task: dict, test: Step, graded: list[str], lines) -> None:
+    """A robust gold: dropping any hunk, or any added line of code, fails the task's tests."""
+    patch = task["patch"]
+    variants: list[Step] = []
+    if len(hunks(patch)) > 1:
+        variants += [(drop_hunk(patch, i), f"hunk {i}") for i in range(len(hunks(patch)))]
+    ws.reset()
+    ws.apply(patch, "gold patch")
+    docstrings = {
+        path: docstring_lines((ws.dir / path).read_text(encoding="utf-8"))
+        for path in touched_files(patch)
+        if path.endswith(".py") and (ws.dir / path).exists()
+    }
+    variants += [
+        (drop_added_line(patch, h, i), f"added line {text.strip()!r}")
+        for h, i, text in added_lines(patch, docstrings)
+    ]
+    survivors = []
+    for variant, what in variants:
+        try:
+            statuses = ws.run([(variant, f"gold without {what}"), test])
+        except CheckFailed:
+            continue  # a partial gold that does not apply is no surviving fix
+        if not _not_passed(statuses, graded):
+            survivors.append(what)
+    if survivors:
+        raise CheckFailed(f"labelled robust, yet the tests pass without {_short(survivors)}")
+    lines.append(f"robust: all {len(variants)} partial golds (a hunk or a line dropped) fail")
+
+
+@contextlib.contextmanager
+def bytecode_cache() -> Iterator[None]:
+    """Within the block, test runs share a warmed, read-only bytecode cache."""
+    global _bytecode_cache
+    with tempfile.TemporaryDirectory(prefix="hackaudit-pyc-") as cache:
+        warm_bytecode_cache(Path(cache) / "pyc")
+        try:
+            yield
+        finally:
+            _bytecode_cache = None
+
+
+def check(
+    only: Sequence[str] = (),
+    jobs: int | None = None,
+    quick: bool = False,
+    report: Callable[[str], None] = print,
+) -> bool:
+    """Lint, then check every task (or those in `only`); report; True when all hold up."""
+    tasks = load_tasks()
+    labels = load_labels()
+    problems = lint(tasks, labels)
+    for problem in problems:
+        report(f"LINT {problem}")
+    if only:
+        unknown = set(only) - {task["instance_id"] for task in tasks}
+        if unknown:
+            report(f"unknown instance ids: {', '.join(sorted(unknown))}")
+            return False
+        tasks = [task for task in tasks if task["instance_id"] in only]
+    tasks = [task for task in tasks if task["instance_id"] in labels]
+    with bytecode_cache(), ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        outcomes = list(
+            pool.map(lambda t: check_task(t, labels[t["instance_id"]], quick=quick), tasks)
+        )
+    for outcome in outcomes:
+        mark = "ok  " if outcome.ok else "FAIL"
+        report(f"{mark} {outcome.instance_id} [{outcome.label}] ({outcome.runs} test runs)")
+        for line in outcome.lines:
+            report(f"       {line}")
+    failed = [outcome.instance_id for outcome in outcomes if not outcome.ok]
+    kinds, hows = label_counts({t["instance_id"]: labels[t["instance_id"]] for t in tasks})
+    report(
+        f"{len(outcomes) - len(failed)}/{len(outcomes)} tasks hold up; labels "
+        + ", ".join(f"{kind}={kinds[kind]}" for kind in LABEL_KINDS if kinds[kind])
+        + "; hackable by "
+        + ", ".join(f"{how}={count}" for how, count in sorted(hows.items()))
+    )
+    if failed:
+        report(f"failed: {', '.join(failed)}")
+    return not failed and not problems
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("check", help="verify every task end to end")
+    run.add_argument("--only", nargs="*", default=[], help="instance ids to check")
+    run.add_argument("-j", "--jobs", type=int, default=None, help="tasks checked at once")
+    run.add_argument("--quick", action="store_true", help="skip the robust mutation runs")
+    base = sub.add_parser("base-commit", help="print the base commit of a library folder")
+    base.add_argument("repo_dir", type=Path)
+    sub.add_parser("lint", help="structural checks only, no test runs")
+    args = parser.parse_args(argv)
+    if args.command == "base-commit":
+        print(base_commit(args.repo_dir))
+        return 0
+    if args.command == "lint":
+        problems = lint(load_tasks(), load_labels())
+        for problem in problems:
+            print(problem)
+        return 1 if problems else 0
+    return 0 if check(args.only, args.jobs, args.quick) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

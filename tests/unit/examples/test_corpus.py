@@ -1,0 +1,298 @@
+"""The example task corpus: rows, labels, base commits and (slow) the end-to-end check."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = ROOT / "examples"
+
+
+def _load_corpus():
+    name = "hackaudit_examples_corpus"
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / "tools" / "corpus.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+corpus = _load_corpus()
+TASKS = corpus.load_tasks()
+LABELS = corpus.load_labels()
+IDS = [task["instance_id"] for task in TASKS]
+LIBRARIES = sorted({corpus.library_of(task) for task in TASKS})
+
+
+def _task(instance_id: str) -> dict:
+    return next(task for task in TASKS if task["instance_id"] == instance_id)
+
+
+# --- rows ---------------------------------------------------------------------------------------
+
+
+def test_corpus_size():
+    assert len(TASKS) >= 16
+    assert len(LIBRARIES) >= 6
+    per_library = Counter(corpus.library_of(task) for task in TASKS)
+    assert all(count >= 1 for count in per_library.values())
+
+
+def test_every_line_of_every_task_file_is_a_json_object():
+    for path in sorted((EXAMPLES / "tasks").glob("*.jsonl")):
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        assert lines, path
+        for line in lines:
+            row = json.loads(line)
+            assert isinstance(row, dict)
+            assert corpus.library_of(row) == path.stem
+
+
+@pytest.mark.parametrize("instance_id", IDS)
+def test_row_fields(instance_id):
+    task = _task(instance_id)
+    lib = corpus.library_of(task)
+    assert set(corpus.REQUIRED_FIELDS) <= set(task)
+    assert task["repo"] == f"hackaudit-examples/{lib}"
+    assert task["hints_text"] == ""
+    assert task["version"] == "0.1"
+    assert task["difficulty"] in corpus.DIFFICULTIES
+    assert task["created_at"].endswith("Z")
+    assert task["log_parser"] in corpus.TEST_COMMANDS
+    assert task["test_command"] == corpus.TEST_COMMANDS[task["log_parser"]]
+    assert task["environment"] == {
+        "source": f"../repos/{lib}",
+        "pip_packages": ["pytest"],
+        "install": None,
+    }
+    assert (EXAMPLES / "tasks" / task["environment"]["source"]).is_dir()
+    for name in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+        assert isinstance(task[name], str), "SWE-bench stores the lists as JSON strings"
+        assert all(isinstance(item, str) for item in json.loads(task[name]))
+    assert json.loads(task["FAIL_TO_PASS"])
+    assert len(task["problem_statement"]) > 200
+
+
+@pytest.mark.parametrize("instance_id", IDS)
+def test_patches_are_git_diffs_on_the_right_files(instance_id):
+    task = _task(instance_id)
+    for name in ("patch", "test_patch"):
+        patch = task[name]
+        assert patch.startswith("diff --git a/")
+        assert "\n--- a/" in patch or "\n--- /dev/null" in patch
+        assert "\n+++ b/" in patch
+        assert patch.endswith("\n")
+    assert not [p for p in corpus.touched_files(task["patch"]) if corpus._is_test_path(p)]
+    assert all(corpus._is_test_path(p) for p in corpus.touched_files(task["test_patch"]))
+
+
+@pytest.mark.parametrize("instance_id", IDS)
+def test_test_names_as_the_log_parser_prints_them(instance_id):
+    task = _task(instance_id)
+    names = json.loads(task["FAIL_TO_PASS"]) + json.loads(task["PASS_TO_PASS"])
+    files = corpus.touched_files(task["test_patch"])
+    for name in names:
+        if task["log_parser"] == "pytest":
+            assert name.split("::")[0] in files, name
+            assert " " not in name
+        else:
+            method, dotted = name.removesuffix(")").split(" (")
+            module, _cls, last = dotted.rsplit(".", 2)
+            assert last == method, name
+            assert module.replace(".", "/") + ".py" in files, name
+
+
+def test_rows_validate_as_hackaudit_tasks():
+    contracts = pytest.importorskip("hackaudit.shared.contracts.task")
+    for row in TASKS:
+        task = contracts.Task.model_validate(row)
+        assert list(task.fail_to_pass) == json.loads(row["FAIL_TO_PASS"])
+        assert task.environment is not None
+        assert task.environment.install is None
+
+
+def test_at_least_one_unittest_library():
+    unittest_tasks = [task for task in TASKS if task["log_parser"] == "unittest"]
+    assert unittest_tasks
+    for task in unittest_tasks:
+        assert corpus.targets_for(task, [task["test_patch"]])[0].startswith("tests.test_")
+
+
+def test_lint_is_clean():
+    assert corpus.lint(TASKS, LABELS) == []
+
+
+# --- labels -------------------------------------------------------------------------------------
+
+
+def test_labels_cover_every_task_and_nothing_else():
+    assert set(LABELS) == set(IDS)
+
+
+def test_label_counts():
+    kinds, hows = corpus.label_counts(LABELS)
+    assert kinds["hackable"] >= 6
+    assert kinds["robust"] >= 6
+    for kind in ("broken", "flaky", "empty_passes", "equivalent_hunk"):
+        assert kinds[kind] == 1, kind
+    assert len(hows) >= 4
+    assert hows["harness_hole"] >= 1
+
+
+@pytest.mark.parametrize("instance_id", IDS)
+def test_label_entry(instance_id):
+    entry = LABELS[instance_id]
+    assert entry["label"] in corpus.LABEL_KINDS
+    assert entry["valid"] is (entry["label"] not in ("broken", "flaky"))
+    assert entry["note"]
+    if entry["label"] == "hackable":
+        assert entry["how"] in corpus.HOW_KINDS
+        assert entry["known_exploit"].startswith("diff --git a/")
+        assert entry["held_back_test_patch"].startswith("diff --git a/")
+        assert entry["held_back_tests"]
+        assert entry["known_exploit"] != _task(instance_id)["patch"]
+    if entry["label"] == "equivalent_hunk":
+        assert 0 <= entry["droppable_hunk"] < len(corpus.hunks(_task(instance_id)["patch"]))
+
+
+def test_robust_golds_are_more_than_one_line():
+    for instance_id, entry in LABELS.items():
+        if entry["label"] == "robust":
+            assert len(corpus.added_lines(_task(instance_id)["patch"])) >= 2, instance_id
+
+
+# --- base commits -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lib", LIBRARIES)
+def test_base_commit_reproduces(lib):
+    commit = corpus.base_commit(corpus.REPOS / lib)
+    assert len(commit) == 40
+    assert {task["base_commit"] for task in TASKS if corpus.library_of(task) == lib} == {commit}
+
+
+def test_base_commit_is_the_documented_shell_recipe(tmp_path):
+    lib = LIBRARIES[0]
+    copy = tmp_path / lib
+    shutil.copytree(
+        corpus.REPOS / lib, copy, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache")
+    )
+    recipe = (
+        "git init -q -b main && git add -A && "
+        "GIT_AUTHOR_DATE='2026-01-01T00:00:00+0000' GIT_COMMITTER_DATE='2026-01-01T00:00:00+0000' "
+        "git -c user.name=hackaudit -c user.email=examples@hackaudit.invalid "
+        "-c commit.gpgsign=false commit -q -m base && git rev-parse HEAD"
+    )
+    result = subprocess.run(
+        ["bash", "-c", recipe],
+        cwd=copy,
+        env=corpus._git_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip() == corpus.base_commit(corpus.REPOS / lib)
+
+
+def test_base_commit_ignores_caches(tmp_path):
+    lib = LIBRARIES[0]
+    copy = tmp_path / lib
+    shutil.copytree(corpus.REPOS / lib, copy)
+    (copy / "__pycache__").mkdir(exist_ok=True)
+    (copy / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    (copy / ".pytest_cache").mkdir(exist_ok=True)
+    (copy / ".pytest_cache" / "README.md").write_text("cache")
+    assert corpus.base_commit(copy) == corpus.base_commit(corpus.REPOS / lib)
+
+
+# --- patch helpers ------------------------------------------------------------------------------
+
+_TWO_HUNKS = """\
+diff --git a/m.py b/m.py
+index 1111111..2222222 100644
+--- a/m.py
++++ b/m.py
+@@ -1,3 +1,4 @@
+ a = 1
++b = 2
+ c = 3
+ d = 4
+@@ -10,3 +11,3 @@ def f():
+ x = 1
+-y = 2
++y = 3
+ z = 4
+"""
+
+
+def test_drop_hunk_renumbers_the_rest():
+    dropped = corpus.drop_hunk(_TWO_HUNKS, 0)
+    assert "+b = 2" not in dropped
+    assert "@@ -10,3 +10,3 @@ def f():" in dropped
+    assert len(corpus.hunks(dropped)) == 1
+
+
+def test_drop_added_line_recounts():
+    (hunk_index, line_index, text), *_ = corpus.added_lines(_TWO_HUNKS)
+    assert text == "b = 2"
+    dropped = corpus.drop_added_line(_TWO_HUNKS, hunk_index, line_index)
+    assert "@@ -1,3 +1,3 @@" in dropped
+    assert "@@ -10,3 +10,3 @@ def f():" in dropped
+
+
+def test_docstring_lines_are_not_code():
+    source = 'def f():\n    """Doc\n    more."""\n    return 1\n'
+    assert corpus.docstring_lines(source) == {2, 3}
+
+
+def test_log_parsers():
+    pytest_log = (
+        "PASSED tests/test_a.py::test_x\n"
+        "FAILED tests/test_a.py::TestK::test_y[1-2] - AssertionError: boom\n"
+        "ERROR tests/test_a.py::test_z - RuntimeError\n"
+    )
+    assert corpus.parse_pytest_log(pytest_log) == {
+        "tests/test_a.py::test_x": "PASSED",
+        "tests/test_a.py::TestK::test_y[1-2]": "FAILED",
+        "tests/test_a.py::test_z": "ERROR",
+    }
+    unittest_log = (
+        "test_a (tests.test_m.C.test_a) ... ok\n"
+        "test_b (tests.test_m.C.test_b) ... FAIL\n"
+        "test_c (tests.test_m.C.test_c) ... skipped 'later'\n"
+    )
+    assert corpus.parse_unittest_log(unittest_log) == {
+        "test_a (tests.test_m.C.test_a)": "PASSED",
+        "test_b (tests.test_m.C.test_b)": "FAILED",
+        "test_c (tests.test_m.C.test_c)": "SKIPPED",
+    }
+
+
+# --- the end-to-end check (slow) ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def warm_cache():
+    with corpus.bytecode_cache():
+        yield
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("instance_id", IDS)
+def test_check_task(instance_id, warm_cache):
+    """Every claim of the row and the label holds in a fresh copy of the library.
+
+    For the flaky task the check runs gold until both a passing and a failing run have
+    been seen; for the broken task it requires gold to fail a FAIL_TO_PASS test.
+    """
+    outcome = corpus.check_task(_task(instance_id), LABELS[instance_id])
+    assert outcome.ok, "\n".join(outcome.lines)
