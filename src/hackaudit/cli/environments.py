@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from hackaudit.sandbox.envbuild import BuildOutcome, BuildProgress, BuildStatus, build_images
@@ -39,5 +40,5 @@ def ensure_images(tasks: list[Task], console: Console) -> ImagesReady:
         bars.update(row, completed=len(tasks), description="task images")
     for outcome in outcomes:
         if outcome.status is BuildStatus.FAILED:
-            console.print(f"[red]no image[/] for {outcome.instance_id}: {outcome.reason}")
+            console.print(f"[red]no image[/] for {outcome.instance_id}: {escape(outcome.reason)}")
     return ImagesReady(tasks_with_images(tasks, outcomes), outcomes)

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -50,7 +51,7 @@ TaskPaths = Annotated[
 def _ingest(paths: list[Path]) -> IngestReport:
     result = load_tasks(paths)
     for problem in result.problems:
-        err.print(f"[yellow]skipped[/]: {problem}")
+        err.print(f"[yellow]skipped[/]: {escape(str(problem))}")
     if not result.tasks:
         err.print("[red]no valid task in the input[/]")
         raise typer.Exit(2)
@@ -58,7 +59,7 @@ def _ingest(paths: list[Path]) -> IngestReport:
 
 
 def _fail(exc: HackauditError) -> typer.Exit:
-    err.print(f"[red]error:[/] {exc}")
+    err.print(f"[red]error:[/] {escape(str(exc))}")
     return typer.Exit(1)
 
 
@@ -98,8 +99,13 @@ def audit(
     options = AuditOptions(
         candidates_per_round=candidates, rounds=rounds, gold_repeats=gold_repeats
     )
+    from hackaudit.cli.environments import ensure_images
+
+    ready = ensure_images(ingested.tasks, err)
+    problems = [str(p) for p in ingested.problems]
+    problems += [f"{o.instance_id}: no image: {o.reason}" for o in ready.failed]
     try:
-        results = asyncio.run(_audit(ingested.tasks, options, settings, builders, limit_s=timeout))
+        results = asyncio.run(_audit(ready.tasks, options, settings, builders, limit_s=timeout))
     except HackauditError as exc:
         raise _fail(exc) from exc
     items = [
@@ -110,7 +116,7 @@ def audit(
         out,
         items,
         missing_stages=[m.name for m in missing],
-        problems=[str(p) for p in ingested.problems],
+        problems=problems,
     )
     _print_summary(items)
     console.print(f"Report: {path}")
@@ -194,7 +200,7 @@ def _print_summary(items: list[report.TaskReport]) -> None:
             s.verdict.value,
             f"{s.eqs:.3f}" if s.eqs is not None else "–",
             "–" if s.hackable is None else ("yes" if s.hackable else "no"),
-            s.reason,
+            escape(s.reason),
         )
     console.print(table)
 
@@ -287,7 +293,9 @@ def status() -> None:
     for column in ("subject", "deliveries", "reason", "failed at"):
         dead.add_column(column)
     for letter in snapshot.dead_letters:
-        dead.add_row(letter.subject, str(letter.deliveries), letter.reason, letter.failed_at)
+        dead.add_row(
+            letter.subject, str(letter.deliveries), escape(letter.reason), letter.failed_at
+        )
     console.print(dead)
 
 
@@ -347,7 +355,7 @@ def tasks_validate(
     flagged = 0
     for o in ready.failed:
         flagged += 1
-        table.add_row(o.instance_id, "[red]error[/]", f"no image: {o.reason}")
+        table.add_row(o.instance_id, "[red]error[/]", escape(f"no image: {o.reason}"))
     for task in ready.tasks:
         before, gold = requests[task.instance_id]
         done_before, done_gold = (
@@ -361,7 +369,7 @@ def tasks_validate(
         v = judge_validity(task, done_before.result, done_gold.results, gold_flaky=done_gold.flaky)
         flagged += v.flagged
         colour = "red" if v.flagged else ("yellow" if v.validity is not Validity.VALID else "green")
-        table.add_row(task.instance_id, f"[{colour}]{v.validity.value}[/]", v.detail)
+        table.add_row(task.instance_id, f"[{colour}]{v.validity.value}[/]", escape(v.detail))
     console.print(table)
     console.print(f"{len(ingested.tasks) - flagged} passed, {flagged} flagged")
     if flagged:
@@ -396,7 +404,9 @@ def env_build(tasks: TaskPaths) -> None:
     for column in ("task", "status", "image", "seconds"):
         table.add_column(column)
     for o in ready.outcomes:
-        table.add_row(o.instance_id, o.status.value, o.image or o.reason, f"{o.seconds:.1f}")
+        table.add_row(
+            o.instance_id, o.status.value, escape(o.image or o.reason), f"{o.seconds:.1f}"
+        )
     console.print(table)
     if ready.failed:
         raise typer.Exit(1)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from hackaudit.analysis.design import StratumBlock
+from hackaudit.analysis.options import TauMethod
 from hackaudit.analysis.permutation import MAX_PERMUTATIONS, stratified_permutation_test
-from hackaudit.analysis.pooling import TauMethod
 
 
 def _blocks(

@@ -11,12 +11,11 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
-from hackaudit.analysis.console import print_report
 from hackaudit.analysis.errors import AnalysisError
 from hackaudit.analysis.inputs import load_resolved
 from hackaudit.analysis.labels import (
@@ -25,18 +24,16 @@ from hackaudit.analysis.labels import (
     load_flags,
     load_strata,
 )
-from hackaudit.analysis.permutation import MAX_PERMUTATIONS
-from hackaudit.analysis.plot import save_forest
-from hackaudit.analysis.pooling import TauMethod
-from hackaudit.analysis.report import render_html
-from hackaudit.analysis.results import MetaAnalysis, Settings, Sources, to_json
-from hackaudit.analysis.service import run_meta_analysis
+from hackaudit.analysis.options import MAX_PERMUTATIONS, TauMethod
 from hackaudit.analysis.shared_data import (
     ENV_VAR,
     INSTANCE_FLAGS_FILE,
     SUBMISSIONS_FILE,
     default_file,
 )
+
+if TYPE_CHECKING:
+    from hackaudit.analysis.results import MetaAnalysis
 
 DEFAULT_OUT = Path(".hackaudit") / "meta-analysis"
 PIPE_WIDTH = 120
@@ -102,6 +99,11 @@ def meta_analysis(
     ] = False,
 ) -> None:
     """Meta-analysis of the weak-test effect on resolved rates across submissions."""
+    # The statistics stack loads here, not at import, so the rest of the CLI starts fast.
+    from hackaudit.analysis.console import print_report
+    from hackaudit.analysis.results import Settings, Sources
+    from hackaudit.analysis.service import run_meta_analysis
+
     console = Console(
         width=None if sys.stdout.isatty() else PIPE_WIDTH, markup=False, highlight=False
     )
@@ -140,6 +142,10 @@ def _shared_default(name: str, option: str) -> Path:
 
 def write_artifacts(result: MetaAnalysis, out: Path) -> list[Path]:
     """Write the forest plot (PNG, SVG), the HTML report and results.json into ``out``."""
+    from hackaudit.analysis.plot import save_forest
+    from hackaudit.analysis.report import render_html
+    from hackaudit.analysis.results import to_json
+
     out.mkdir(parents=True, exist_ok=True)
     png, svg = save_forest(result, out)
     html = out / "report.html"

@@ -24,9 +24,9 @@ import numpy as np
 import numpy.typing as npt
 
 from hackaudit.analysis.design import StratumBlock, stratified_effects
-from hackaudit.analysis.pooling import TauMethod, random_effect_value
+from hackaudit.analysis.options import MAX_PERMUTATIONS, TauMethod
+from hackaudit.analysis.pooling import random_effect_value
 
-MAX_PERMUTATIONS = 100_000
 BATCH = 500
 TOLERANCE = 1e-12
 """Pooled effects this close to the observed one count as ties (floating-point noise)."""

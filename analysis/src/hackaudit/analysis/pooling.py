@@ -27,21 +27,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
 import numpy.typing as npt
 from scipy import optimize, stats
 from statsmodels.stats.meta_analysis import combine_effects
 
+from hackaudit.analysis.options import TauMethod
+
 FloatArray = npt.NDArray[np.float64]
-
-
-class TauMethod(StrEnum):
-    """Estimator of the between-submission variance τ²."""
-
-    DL = "dl"
-    REML = "reml"
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from hackaudit.analysis.design import Coverage, StratumPlan
+from hackaudit.analysis.options import TauMethod
 from hackaudit.analysis.permutation import PermutationTest
-from hackaudit.analysis.pooling import PooledEffect, SignTest, SubgroupDifference, TauMethod
+from hackaudit.analysis.pooling import PooledEffect, SignTest, SubgroupDifference
 from hackaudit.analysis.submissions import Exclusion
 
 
