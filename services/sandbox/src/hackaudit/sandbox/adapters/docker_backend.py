@@ -1,0 +1,379 @@
+"""Runs plans in throwaway Docker containers, locked down, from a per-image pool.
+
+Every container runs the plan's command (the run's wrapper) as its main process, as uid 1000,
+under `docker-init`; it is started ahead of time and waits on its standard input, so a run only
+attaches to it, sends the run's input and reads the output — no `docker exec`, whose cost is
+paid per run. Each container has no network, all capabilities dropped, `no-new-privileges`,
+memory (without swap), pids, CPU and file-size limits, no log driver (nothing it prints reaches
+the host's disk), is labelled `hackaudit.sandbox=1`, and is removed after its one run whatever
+happened.
+The root file system stays writable: `/testbed` must be, and copying a repository into a volume
+for each run costs seconds; the run's writes live in the container's own layer and vanish with
+it, and the image's files, owned by root, are read-only to uid 1000 anyway.
+
+Blocking Docker calls run in worker threads so the event loop never waits on them; the stream
+of one run is read in one thread, with the run's deadlines enforced there by killing the
+container.
+
+Images whose `/testbed` is not owned by uid 1000 (those built by the SWE-bench harness, where
+everything belongs to root) are adapted once: a derived image, tagged
+`hackaudit-sandbox/runnable:<hash of the image id>`, only re-owns `/testbed`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import io
+import os
+import secrets
+import socket
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import docker
+import requests
+import structlog
+from docker.errors import DockerException, ImageNotFound, NotFound
+from docker.types import LogConfig, Ulimit
+
+from hackaudit.sandbox.adapters.container_pool import ContainerPool
+from hackaudit.sandbox.adapters.output_capture import FrameDecoder, OutputCapture
+from hackaudit.sandbox.domain.execution import Execution, Phase, RunPlan
+from hackaudit.sandbox.errors import BackendUnavailable, ContainerFailed, ImageMissing
+from hackaudit.sandbox.settings import SandboxSettings
+
+log = structlog.get_logger(__name__)
+
+LABEL = "hackaudit.sandbox"
+OWNER_LABEL = "hackaudit.sandbox.owner"
+PROBE_USER = "65534:65534"
+RUNNER_UID = "1000"
+DERIVED_REPOSITORY = "hackaudit-sandbox/runnable"
+_RECV = 256 * 1024
+
+
+def owner_id() -> str:
+    """`host/pid/token`: which sandbox process (and which backend in it) made a container."""
+    return f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_mb: int
+    pids: int
+    cpus: float
+    max_file_bytes: int
+
+    @classmethod
+    def from_settings(cls, settings: SandboxSettings) -> Limits:
+        return cls(
+            memory_mb=settings.memory_mb,
+            pids=settings.pids_limit,
+            cpus=settings.cpus,
+            max_file_bytes=settings.max_file_mb << 20,
+        )
+
+
+def container_options(
+    image: str, limits: Limits, owner: str, argv: tuple[str, ...], user: str
+) -> dict[str, Any]:
+    """The `containers.create` arguments of every sandbox container: `argv` as `user`."""
+    memory = f"{limits.memory_mb}m"
+    return {
+        "image": image,
+        "entrypoint": [argv[0]],
+        "command": list(argv[1:]),
+        "user": user,
+        "init": True,
+        "detach": True,
+        "stdin_open": True,
+        "tty": False,
+        "network_mode": "none",
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "mem_limit": memory,
+        "memswap_limit": memory,
+        "pids_limit": limits.pids,
+        "nano_cpus": int(limits.cpus * 1e9),
+        "ulimits": [Ulimit(name="fsize", soft=limits.max_file_bytes, hard=limits.max_file_bytes)],
+        "log_config": LogConfig(type=LogConfig.types.NONE),
+        "ipc_mode": "private",
+        "hostname": "sandbox",
+        "working_dir": "/",
+        "labels": {LABEL: "1", OWNER_LABEL: owner, f"{LABEL}.image": image[:200]},
+    }
+
+
+class DockerBackend:
+    """The `ContainerBackend` on a Docker engine (see the module docstring)."""
+
+    def __init__(self, settings: SandboxSettings, client: Any | None = None) -> None:
+        self._settings = settings
+        self._client = client
+        self._limits = Limits.from_settings(settings)
+        self._owner = owner_id()
+        self._pools: OrderedDict[tuple[str, ...], ContainerPool] = OrderedDict()
+        self._runnable: dict[str, str] = {}
+        self._image_locks: dict[str, asyncio.Lock] = {}
+        self._slots = asyncio.Semaphore(settings.max_concurrent_runs)
+        self._readers = ThreadPoolExecutor(
+            max_workers=settings.max_concurrent_runs, thread_name_prefix="sandbox-run"
+        )
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            try:
+                url = self._settings.docker_url
+                self._client = docker.DockerClient(base_url=url) if url else docker.from_env()
+            except DockerException as exc:
+                raise BackendUnavailable(f"cannot reach the Docker engine: {exc}") from exc
+        return self._client
+
+    async def start(self) -> None:
+        try:
+            await asyncio.to_thread(self.client.ping)
+        except (DockerException, requests.RequestException) as exc:
+            raise BackendUnavailable(f"cannot reach the Docker engine: {exc}") from exc
+        if self._settings.sweep_on_start:
+            await asyncio.to_thread(self.sweep)
+
+    def sweep(self) -> int:
+        """Remove sandbox containers left by sandbox processes of this host that are gone, and
+        any sandbox container older than `stale_container_s` (no run lives that long)."""
+        host = socket.gethostname()
+        removed = 0
+        for container in self.client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+            owner_host, _, rest = container.labels.get(OWNER_LABEL, "").partition("/")
+            pid = rest.partition("/")[0]
+            dead = owner_host == host and pid.isdigit() and not _pid_alive(int(pid))
+            if dead or self._stale(container):
+                with contextlib.suppress(DockerException):
+                    container.remove(force=True, v=True)
+                    removed += 1
+        if removed:
+            log.info("sandbox.swept", containers=removed)
+        return removed
+
+    def _stale(self, container: Any) -> bool:
+        created = str(container.attrs.get("Created", ""))
+        try:
+            started = datetime.fromisoformat(created[:19] + "+00:00").timestamp()
+        except ValueError:
+            return False
+        return time.time() - started > self._settings.stale_container_s
+
+    async def close(self) -> None:
+        pools, self._pools = list(self._pools.values()), OrderedDict()
+        await asyncio.gather(*(pool.close() for pool in pools), return_exceptions=True)
+        self._readers.shutdown(wait=False, cancel_futures=True)
+
+    # --- runs --------------------------------------------------------------------------------
+
+    async def execute(self, plan: RunPlan) -> Execution:
+        async with self._slots:
+            pool = await self._pool(plan)
+            container_id = await pool.acquire()
+            try:
+                loop = asyncio.get_running_loop()
+                return await loop.run_in_executor(self._readers, self._run, container_id, plan)
+            finally:
+                pool.discard(container_id)
+
+    async def _pool(self, plan: RunPlan) -> ContainerPool:
+        """The pool of containers started for plans like this one (same image and command)."""
+        key = (plan.image, plan.user, *plan.argv)
+        pool = self._pools.get(key)
+        if pool is None:
+            runnable = await self._runnable_image(plan.image)
+            options = container_options(runnable, self._limits, self._owner, plan.argv, plan.user)
+            pool = self._pools.get(key)
+            if pool is None:
+                pool = ContainerPool(
+                    plan.image,
+                    self._settings.pool_size,
+                    create=lambda: asyncio.to_thread(self._create, options),
+                    remove=lambda cid: asyncio.to_thread(self._remove, cid),
+                )
+                self._pools[key] = pool
+                await self._evict_pools()
+        self._pools.move_to_end(key)
+        return pool
+
+    async def _evict_pools(self) -> None:
+        while len(self._pools) > self._settings.pooled_images:
+            _, oldest = self._pools.popitem(last=False)
+            await oldest.close()
+
+    def _create(self, options: dict[str, Any]) -> str:
+        image = options["image"]
+        try:
+            container = self.client.containers.create(**options)
+        except ImageNotFound as exc:
+            raise ImageMissing(f"image {image!r} is not on this Docker engine") from exc
+        except (DockerException, requests.RequestException) as exc:
+            raise ContainerFailed(f"cannot create a container of {image!r}: {exc}") from exc
+        try:
+            container.start()
+        except (DockerException, requests.RequestException) as exc:
+            self._remove(container.id)
+            raise ContainerFailed(f"cannot start a container of {image!r}: {exc}") from exc
+        return str(container.id)
+
+    def _remove(self, container_id: str) -> None:
+        with contextlib.suppress(NotFound):
+            try:
+                self.client.api.remove_container(container_id, force=True, v=True)
+            except (DockerException, requests.RequestException) as exc:
+                log.warning("sandbox.remove_failed", container=container_id[:12], error=str(exc))
+
+    def _run(self, container_id: str, plan: RunPlan) -> Execution:
+        """One run in a started container: attach, send its input, read its output to the end or
+        to a deadline (blocking; runs in a worker thread)."""
+        api = self.client.api
+        started = time.monotonic()
+        try:
+            stream = api.attach_socket(
+                container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+            )
+        except (DockerException, requests.RequestException) as exc:
+            raise ContainerFailed(f"cannot attach to the run's container: {exc}") from exc
+        raw = getattr(stream, "_sock", stream)
+        capture = OutputCapture(
+            plan.begin_marker,
+            plan.split_marker,
+            plan.end_marker,
+            self._settings.log_head_bytes,
+            self._settings.log_tail_bytes,
+            self._settings.trailer_bytes,
+        )
+        try:
+            raw.settimeout(plan.setup_timeout_s)
+            raw.sendall(plan.stdin)
+            timed_out = self._read(raw, capture, plan, started)
+        except OSError as exc:
+            raise ContainerFailed(f"lost the run's output stream: {exc}") from exc
+        finally:
+            with contextlib.suppress(OSError):
+                raw.close()
+        if timed_out is not None:
+            with contextlib.suppress(DockerException, requests.RequestException):
+                api.kill(container_id)
+        exit_code, oom = (0, False) if capture.finished else self._exit(container_id)
+        return Execution(
+            output=capture.result(),
+            exit_code=exit_code,
+            timed_out=timed_out,
+            container_oom=oom,
+            wall_s=time.monotonic() - started,
+        )
+
+    def _read(
+        self, raw: Any, capture: OutputCapture, plan: RunPlan, started: float
+    ) -> Phase | None:
+        decoder = FrameDecoder()
+        phase = capture.phase
+        deadline = started + plan.setup_timeout_s
+        while not capture.finished:
+            now = time.monotonic()
+            if capture.phase is not phase:
+                phase = capture.phase
+                limit = plan.test_timeout_s if phase is Phase.TEST else plan.setup_timeout_s
+                deadline = now + limit
+            if now >= deadline:
+                return phase
+            raw.settimeout(max(0.05, min(1.0, deadline - now)))
+            try:
+                data = raw.recv(_RECV)
+            except TimeoutError:
+                continue
+            if not data:
+                break
+            for chunk in decoder.feed(data):
+                capture.feed(chunk)
+        return None
+
+    def _exit(self, container_id: str) -> tuple[int | None, bool]:
+        """(exit code, killed by the memory limit) of a run that ended without its end marker."""
+        try:
+            self.client.api.wait(container_id, timeout=5)
+            state = self.client.api.inspect_container(container_id)["State"]
+        except (DockerException, requests.RequestException):
+            return None, False
+        code = state.get("ExitCode")
+        return (int(code) if code is not None else None), bool(state.get("OOMKilled"))
+
+    # --- images ------------------------------------------------------------------------------
+
+    async def _runnable_image(self, image: str) -> str:
+        if image in self._runnable:
+            return self._runnable[image]
+        lock = self._image_locks.setdefault(image, asyncio.Lock())
+        async with lock:
+            if image not in self._runnable:
+                self._runnable[image] = await asyncio.to_thread(self._adapt_image, image)
+        return self._runnable[image]
+
+    def _adapt_image(self, image: str) -> str:
+        """`image` itself when uid 1000 owns /testbed, else a derived image where it does."""
+        try:
+            details = self.client.images.get(image)
+        except ImageNotFound as exc:
+            raise ImageMissing(f"image {image!r} is not on this Docker engine") from exc
+        except (DockerException, requests.RequestException) as exc:
+            raise BackendUnavailable(f"cannot inspect image {image!r}: {exc}") from exc
+        if details.labels and details.labels.get(f"{LABEL}.runnable") == "1":
+            return image
+        derived = f"{DERIVED_REPOSITORY}:{hashlib.sha256(details.id.encode()).hexdigest()[:16]}"
+        with contextlib.suppress(ImageNotFound):
+            self.client.images.get(derived)
+            return derived
+        owner = self._testbed_owner(image)
+        if owner in {RUNNER_UID, None}:
+            return image
+        recipe = (
+            f"FROM {image}\nUSER root\nRUN chown -R {RUNNER_UID}:{RUNNER_UID} /testbed\n"
+            f'LABEL {LABEL}.runnable="1" {LABEL}.derived-from="{details.id}"\n'
+        )
+        log.info("sandbox.image.adapting", image=image, testbed_owner=owner, derived=derived)
+        try:
+            self.client.images.build(
+                fileobj=io.BytesIO(recipe.encode()), tag=derived, network_mode="none", rm=True
+            )
+        except (DockerException, requests.RequestException) as exc:
+            raise ContainerFailed(f"cannot adapt image {image!r} for uid 1000: {exc}") from exc
+        return derived
+
+    def _testbed_owner(self, image: str) -> str | None:
+        """The uid owning /testbed in `image` (None when it has no /testbed)."""
+        idle = ("sleep", "infinity")
+        container_id = self._create(
+            container_options(image, self._limits, self._owner, idle, PROBE_USER)
+        )
+        try:
+            result = self.client.api.exec_create(
+                container_id, ["stat", "-c", "%u", "/testbed"], user=RUNNER_UID
+            )
+            output = self.client.api.exec_start(result["Id"]).decode().strip()
+            code = self.client.api.exec_inspect(result["Id"]).get("ExitCode")
+        finally:
+            self._remove(container_id)
+        return output if code == 0 and output.isdigit() else None

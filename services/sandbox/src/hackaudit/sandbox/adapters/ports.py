@@ -1,0 +1,39 @@
+"""The ports the run logic needs: where runs execute, where logs go, where timings are kept."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from hackaudit.sandbox.domain.execution import Execution, RunPlan
+
+
+class ContainerBackend(Protocol):
+    """Runs a plan in a fresh container and reports what it observed.
+
+    Raises `BackendUnavailable` when the engine cannot be reached and `ContainerFailed` when one
+    run's container fails; every other outcome (timeouts, output floods, killed processes) is
+    part of the returned `Execution`.
+    """
+
+    async def start(self) -> None:
+        """Connect, and remove containers that earlier sandbox processes left behind."""
+
+    async def execute(self, plan: RunPlan) -> Execution: ...
+
+    async def close(self) -> None:
+        """Remove every container this backend still holds."""
+
+
+class ArtifactStore(Protocol):
+    """Keeps full run logs; returns where each one went."""
+
+    def write(self, key: str, text: str) -> str: ...
+
+
+class TimingStore(Protocol):
+    """Keeps the test durations of reference runs (gold, empty patch) per task."""
+
+    def record(self, instance_id: str, kind: str, duration_s: float) -> None: ...
+
+    def duration(self, instance_id: str, kind: str) -> float | None:
+        """The duration to size timeouts from (the longest recorded), or None."""

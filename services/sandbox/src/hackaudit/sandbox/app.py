@@ -1,0 +1,46 @@
+"""Builds the sandbox service: run requests from the durable `sandbox-runs` queue, results to
+`run.completed.<requester>`. Several workers (processes, machines) on the same consumer share it."""
+
+from __future__ import annotations
+
+from faststream.nats import NatsBroker
+
+from hackaudit.sandbox.bootstrap import bootstrap
+from hackaudit.sandbox.errors import BackendUnavailable, InvalidRunRequest
+from hackaudit.sandbox.handlers import handle_run_requested
+from hackaudit.sandbox.settings import SandboxSettings
+from hackaudit.shared import bus, subjects
+from hackaudit.shared.contracts import RunRequested
+from hackaudit.shared.errors import PermanentError, TransientError
+from hackaudit.shared.service import Service
+from hackaudit.shared.settings import BusSettings
+
+
+def build(bus_settings: BusSettings, settings: SandboxSettings | None = None) -> Service:
+    settings = settings or SandboxSettings()
+    runner = bootstrap(settings)
+
+    def attach(broker: NatsBroker) -> None:
+        async def on_run(request: RunRequested) -> None:
+            if not request.requested_by:
+                raise PermanentError("run request names no requester: nowhere to send the result")
+            try:
+                done = await handle_run_requested(request, runner)
+            except InvalidRunRequest as exc:
+                raise PermanentError(str(exc)) from exc
+            except BackendUnavailable as exc:
+                raise TransientError(str(exc)) from exc
+            await bus.publish(broker, subjects.run_completed_subject(request.requested_by), done)
+
+        bus.subscribe(
+            broker,
+            subjects.SANDBOX_RUNS,
+            RunRequested,
+            on_run,
+            bus_settings,
+            concurrency=settings.max_concurrent_runs,
+        )
+
+    return Service(
+        "sandbox", [subjects.SANDBOX_RUNS], attach, on_start=[runner.start], on_stop=[runner.close]
+    )

@@ -1,0 +1,193 @@
+"""Reads an execution into a `RunResult`: the classification table of the sandbox.
+
+| observation                                                | status        | resolved |
+|------------------------------------------------------------|---------------|----------|
+| preparation over its deadline, wrapper never started,      | infra_error   | None     |
+| no repository, or the run ended before the tests began     |               |          |
+| the candidate did not apply (or resolved outside the repo) | patch_failed  | None     |
+| the test patch did not apply, in strict mode               | patch_failed  | None     |
+| the container's memory limit killed a process              | oom           | None     |
+| the tests ran past their deadline                          | timeout       | None     |
+| the wrapper was killed before the tests ended              | completed     | False    |
+| the tests ran                                              | completed     | graded   |
+
+An infrastructure failure is never the patch's fault or merit: it carries no `resolved`. A run the
+candidate cut short from inside (killing the wrapper) counts against it, never for it. When the
+test patch does not apply, the tests run anyway — as the SWE-bench harness's evaluation script
+does — and the reason says so (unless strict mode refuses the run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hackaudit.sandbox.domain.execution import Execution, Phase
+from hackaudit.sandbox.domain.flags import config_verdicts, patch_flags, porcelain_paths
+from hackaudit.sandbox.domain.grading import grade
+from hackaudit.sandbox.domain.log_parsers import StatusMap, get_parser
+from hackaudit.sandbox.domain.log_parsers.junit import corroborate, parse_junit
+from hackaudit.sandbox.domain.log_parsers.pytest import parse_pytest_ids, with_aliases
+from hackaudit.sandbox.domain.run_spec import RunSpec
+from hackaudit.sandbox.domain.test_paths import sectioned_changes_from_full_diff
+from hackaudit.sandbox.domain.transcript import Transcript, read_transcript
+from hackaudit.shared.contracts import PatchFlags, RunResult, RunStatus
+
+
+@dataclass(frozen=True)
+class Interpreted:
+    """A run's result (without its artifact path yet) and the full log to store as artifact."""
+
+    result: RunResult
+    log: str
+    baseline: tuple[str, ...] | None = None
+
+
+def tail(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[-limit:]
+
+
+def _flags(spec: RunSpec, transcript: Transcript, baseline: Sequence[str] | None) -> PatchFlags:
+    config_diff = transcript.decoded("config-diff")
+    container = (
+        sectioned_changes_from_full_diff(config_diff.decode("utf-8", errors="replace"))
+        if config_diff is not None
+        else None
+    )
+    sectioned = config_verdicts(spec.candidate_changes, spec.candidate_paths, container)
+    status = transcript.decoded("status")
+    git_removed = transcript.value("status") == "no-git"
+    return patch_flags(
+        spec.candidate_paths,
+        spec.test_patch_paths,
+        sectioned,
+        changed_after_run=porcelain_paths(status) if status is not None else None,
+        changed_in_image=baseline or (),
+        git_removed=git_removed,
+    )
+
+
+def statuses_of(spec: RunSpec, transcript: Transcript) -> tuple[StatusMap, list[str]]:
+    """Per-test statuses of the runner's output, and notes on how they were read."""
+    output = transcript.runner_output or ""
+    notes: list[str] = []
+    if spec.invocation.parser != "pytest" or spec.invocation.junit_path is None:
+        return get_parser(spec.invocation.parser)(output), notes
+    ids = parse_pytest_ids(output)
+    junit = transcript.decoded("junit")
+    cases = parse_junit(junit.decode("utf-8", errors="replace")) if junit is not None else None
+    if cases is None and any(ids.values()):
+        notes.append("pytest wrote no readable JUnit report: favourable results not corroborated")
+    checked = corroborate(ids, cases)
+    downgraded = sum(1 for test in ids if checked[test] != ids[test])
+    if downgraded:
+        notes.append(f"{downgraded} printed result(s) not backed by pytest's JUnit report")
+    return with_aliases(checked), notes
+
+
+def _notes(transcript: Transcript) -> list[str]:
+    notes = []
+    if transcript.value("apply") == "ok:patch-fuzz":
+        notes.append("the candidate applied only with `patch --fuzz=5`")
+    if transcript.value("reset") == "failed":
+        notes.append("the test files could not all be restored to the base commit")
+    if transcript.value("test-patch") == "failed":
+        notes.append("the test patch did not apply; the tests ran without it, as the harness does")
+    if transcript.value("git") == "no":
+        notes.append("/testbed is not a git repository: file changes could not be checked")
+    return notes
+
+
+@dataclass(frozen=True)
+class _Report:
+    """Builds the results of one run: what every outcome shares, plus its own fields."""
+
+    transcript: Transcript
+    common: dict[str, object]
+    tail_chars: int
+    baseline: tuple[str, ...] | None
+
+    def __call__(self, status: RunStatus, reason: str, text: str, **extra: object) -> Interpreted:
+        fields = {**self.common, **extra}
+        fields.update(status=status, reason=reason, log_tail=tail(text, self.tail_chars))
+        return Interpreted(
+            result=RunResult.model_validate(fields),
+            log=self.transcript.full_text,
+            baseline=self.baseline,
+        )
+
+
+def interpret(
+    spec: RunSpec, execution: Execution, baseline: Sequence[str] | None = None
+) -> Interpreted:
+    """The result of one executed run (see the module docstring for the table)."""
+    transcript = read_transcript(execution.output, spec.nonce)
+    base = transcript.decoded("baseline")
+    new_baseline = tuple(porcelain_paths(base)) if base is not None else None
+    exit_code = transcript.test_exit_code
+    duration = transcript.test_duration_s
+    done = _Report(
+        transcript=transcript,
+        common={
+            "exit_code": exit_code if exit_code is not None else execution.exit_code,
+            "duration_s": round(duration if duration is not None else execution.wall_s, 3),
+            "flags": _flags(spec, transcript, baseline if baseline is not None else new_baseline),
+        },
+        tail_chars=spec.options.log_tail_chars,
+        baseline=new_baseline,
+    )
+    return _not_graded(spec, execution, transcript, done) or _graded(spec, transcript, done)
+
+
+def _not_graded(
+    spec: RunSpec, execution: Execution, transcript: Transcript, done: _Report
+) -> Interpreted | None:
+    """The result of a run whose tests cannot be graded, or None when they can."""
+    prep = transcript.full_text
+    memory = "a process hit the memory limit"
+    oom = transcript.oom_kills > 0 or execution.container_oom
+    if execution.timed_out is Phase.SETUP:
+        reason = f"preparing the run took over {spec.options.setup_timeout_s:g} s"
+        return done(RunStatus.INFRA_ERROR, reason, prep)
+    if execution.timed_out is Phase.TEST:
+        if oom:
+            return done(RunStatus.OOM, memory, prep)
+        reason = f"the tests ran longer than the {spec.timeout_s:g} s limit"
+        return done(RunStatus.TIMEOUT, reason, transcript.runner_output or prep)
+    if not transcript.has("stage"):
+        reason = (
+            f"the wrapper did not start (exit code {execution.exit_code}); the image needs "
+            "/bin/sh, /bin/bash, coreutils and a writable /tmp"
+        )
+        return done(RunStatus.INFRA_ERROR, reason, prep)
+    if transcript.has("fatal"):
+        return done(RunStatus.INFRA_ERROR, f"cannot run: {transcript.value('fatal')}", prep)
+    apply = transcript.value("apply") or ""
+    if apply in {"failed", "refused"}:
+        reason = "the candidate did not apply (git apply, then patch --fuzz=5)"
+        if apply == "refused":
+            reason = "refused: the candidate writes through a link out of the repository"
+        return done(RunStatus.PATCH_FAILED, reason, transcript.bodies.get("apply-log", ""))
+    if not apply.startswith("ok"):
+        return done(RunStatus.INFRA_ERROR, "the run ended while the candidate was applied", prep)
+    if transcript.value("test-patch") == "failed" and spec.options.strict_test_patch:
+        log = transcript.bodies.get("test-patch-log", "")
+        return done(RunStatus.PATCH_FAILED, "the test patch did not apply over the candidate", log)
+    if oom:
+        return done(RunStatus.OOM, memory, transcript.runner_output or prep)
+    if not transcript.has("begin"):
+        return done(RunStatus.INFRA_ERROR, "the run ended before the tests started", prep)
+    return None
+
+
+def _graded(spec: RunSpec, transcript: Transcript, done: _Report) -> Interpreted:
+    output = transcript.runner_output or ""
+    statuses, parse_notes = statuses_of(spec, transcript)
+    notes = _notes(transcript) + parse_notes
+    if not transcript.has("test-exit"):
+        notes.insert(0, "the wrapper was killed before the tests finished; counted as failed")
+        reason = "; ".join(notes)
+        return done(RunStatus.COMPLETED, reason, output, resolved=False, tests=statuses)
+    verdict = grade(statuses, spec.task.fail_to_pass, spec.task.pass_to_pass, spec.options.grading)
+    reason = "; ".join([verdict.summary(), *notes])
+    return done(RunStatus.COMPLETED, reason, output, resolved=verdict.resolved, tests=statuses)

@@ -1,0 +1,245 @@
+"""What runs inside the container for one run, and how its output is framed.
+
+One process, started as uid 1000 in a fresh container (under the container's init), does the
+whole run: it reads a per-run random nonce and the run's files from its standard input, applies
+the candidate, restores the test files and applies the test patch, runs the test command, stops
+every process the tests left behind, and reports.
+Every report is a marker line `@@hackaudit:<nonce>:<kind>[:<value>]`; the runner's output lies
+between `begin` and `test-exit`, and only that text is given to the log parser.
+
+The candidate is applied with `git apply`, else with `patch --fuzz=5` after a dry run (so a failed
+attempt leaves nothing half-applied). The SWE-bench harness tries `git apply --reject` between
+the two: it succeeds exactly when plain `git apply` does (any rejected hunk fails it) and
+otherwise leaves the tree partly patched for the `patch` attempt that follows, so it is left out.
+A file mapping is written file by file after `realpath` shows each parent directory inside the
+repository (a symlink committed in the repository cannot lead a write outside it). When uid 1000
+has no writable home in the image (as in images whose only user is root), `HOME` is pointed at a
+private directory for the test command.
+
+What the candidate's code could forge, and why it cannot:
+
+- *The markers.* The nonce exists only in the wrapper's memory: it arrives on stdin (not in argv,
+  the environment or a file) and the wrapper runs from a copy of bash that uid 1000 may execute
+  but not read, which makes the kernel mark the process non-dumpable — its memory, environment
+  and file descriptors cannot be opened through /proc or ptrace by other uid-1000 processes.
+  Without the nonce, printed text cannot end the runner's section early, add a section, or fake
+  an exit code.
+- *Late output.* When the test command returns, the wrapper kills every other process it may
+  signal (`kill -KILL -1`, which spares only itself and the container's init, pid 1, which
+  cannot be killed from inside the container) before printing `test-exit`, so nothing the
+  candidate started can write after the runner's section.
+- *The exit code.* It is printed by the wrapper from the test command's real status.
+- *Test results printed inside the runner's section.* Those the candidate's code can print, since
+  it runs as part of the test command; the log parsers are built not to be fooled by them (see
+  `log_parsers`), and pytest's results are also checked against its JUnit XML report.
+
+What remains possible is tampering with the harness from inside the test process itself: a
+`conftest.py` hook that rewrites pytest's reports (flagged as touching test configuration), or
+code that finds pytest's JUnit file (its path is in pytest's argv) and rewrites it together with
+the printed summary (not detected). Those are exploits of the verifier, which is what hackaudit
+measures, not of the sandbox. After `test-exit`, `git status` may run filters a candidate planted
+in `.git/config` during the run; they can only falsify that run's own file-change flags. Killing
+the wrapper itself is possible (same uid) but cannot help: a run without `test-exit` is never
+resolved.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+MARK_PREFIX = "@@hackaudit"
+REPOSITORY = "/testbed"
+RUN_USER = "1000:1000"
+PORCELAIN_CAP = 1 << 20
+CONFIG_DIFF_CAP = 2 << 20
+JUNIT_CAP = 8 << 20
+
+# Runs under /bin/sh: makes a private directory, copies bash there as execute-only (so the
+# wrapper runs non-dumpable) and hands over to it with the wrapper script as its program.
+LAUNCHER = (
+    'd=$(mktemp -d /tmp/hackaudit.XXXXXXXX) && cp /bin/bash "$d/sh" && chmod 0111 "$d/sh" '
+    '&& exec "$d/sh" -c "$1" hackaudit-wrapper "$d"'
+)
+
+WRAPPER = rf"""
+stage=$1
+IFS= read -r nonce || exit 97
+while IFS=' ' read -r name size; do
+  [ "$name" = . ] && break
+  case $name in */*|''|.*) exit 96;; esac
+  head -c "$size" > "$stage/$name" || exit 98
+done
+exec 0</dev/null 2>&1
+mark() {{ printf '\n{MARK_PREFIX}:%s:%s\n' "$nonce" "$1"; }}
+safe="-c core.fsmonitor=false -c core.untrackedCache=false -c core.hooksPath=/dev/null"
+g() {{ git $safe "$@"; }}
+others() {{
+  for p in /proc/[0-9]*; do
+    case ${{p#/proc/}} in 1|$$) continue;; esac
+    [ -O "$p" ] && return 0
+  done
+  return 1
+}}
+finish() {{ mark end; exit 0; }}
+mark stage
+cd {REPOSITORY} 2>/dev/null || {{ mark fatal:no-repository; finish; }}
+hasgit=0
+if g rev-parse --is-inside-work-tree >/dev/null 2>&1; then hasgit=1; fi
+if [ "$hasgit" = 1 ]; then mark git:yes; else mark git:no; fi
+if [ "$hasgit" = 1 ] && [ -f "$stage/baseline" ]; then
+  mark baseline
+  g status --porcelain=v1 -z --untracked-files=all 2>/dev/null \
+    | head -c {PORCELAIN_CAP} | base64 -w 0
+fi
+diff="$stage/candidate.diff"
+fuzzy="--batch --fuzz=5 -p1 --no-backup-if-mismatch"
+if [ -f "$diff" ]; then
+  mark apply-log
+  if git apply --verbose "$diff"; then
+    mark apply:ok:git-apply
+  elif command -v patch >/dev/null 2>&1 \
+      && patch $fuzzy --dry-run -i "$diff" >/dev/null 2>&1 && patch $fuzzy -i "$diff"; then
+    mark apply:ok:patch-fuzz
+  else
+    mark apply:failed; finish
+  fi
+elif [ -f "$stage/files.manifest" ]; then
+  mark apply-log
+  root=$(realpath {REPOSITORY})
+  while IFS=$'\t' read -r op idx path; do
+    dest="$root/$path"
+    parent=$(realpath -m -- "$(dirname -- "$dest")")
+    case "$parent/" in
+      "$root"/*) ;;
+      *) echo "refused: $path resolves outside the repository"; mark apply:refused; finish;;
+    esac
+    if [ -d "$dest" ] && [ ! -L "$dest" ]; then
+      echo "refused: $path is a directory"; mark apply:failed; finish
+    fi
+    if [ -L "$dest" ]; then rm -f -- "$dest"; fi
+    if [ "$op" = write ]; then
+      mkdir -p -- "$parent" && cat -- "$stage/file.$idx" > "$dest" \
+        || {{ mark apply:failed; finish; }}
+    else
+      rm -f -- "$dest" || {{ mark apply:failed; finish; }}
+    fi
+  done < "$stage/files.manifest"
+  mark apply:ok:files
+else
+  mark apply:ok:empty
+fi
+if [ "$hasgit" = 1 ] && [ -s "$stage/config.list" ]; then
+  mark config-diff
+  xargs -0 git $safe diff --no-color --no-ext-diff -U100000 -- < "$stage/config.list" \
+    2>/dev/null | head -c {CONFIG_DIFF_CAP} | base64 -w 0
+fi
+if [ -f "$stage/test.patch" ]; then
+  if [ "$hasgit" = 1 ] && [ -s "$stage/reset.list" ]; then
+    read -r base < "$stage/base"
+    mark reset-log
+    if xargs -0 git $safe checkout "$base" -- < "$stage/reset.list"; then
+      mark reset:ok
+    else
+      mark reset:failed
+    fi
+  fi
+  mark test-patch-log
+  if git apply --verbose "$stage/test.patch"; then
+    mark test-patch:ok
+  else
+    mark test-patch:failed
+    if [ -f "$stage/strict" ]; then finish; fi
+  fi
+fi
+[ -f "$stage/test.sh" ] || {{ mark fatal:no-test-command; finish; }}
+cmd=$(cat "$stage/test.sh")
+if [ ! -w "${{HOME:-/nonexistent}}" ]; then export HOME="$stage/home"; mkdir -p "$HOME"; fi
+mark "begin:${{EPOCHREALTIME:-$(date +%s.%N)}}"
+/bin/bash -c "$cmd" </dev/null
+rc=$?
+end=${{EPOCHREALTIME:-$(date +%s.%N)}}
+n=0
+while :; do
+  kill -KILL -1 2>/dev/null
+  others || break
+  n=$((n + 1)); [ "$n" -ge 300 ] && break
+  sleep 0.01 2>/dev/null || :
+done
+mark "test-exit:$rc:$end"
+oom=0
+for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do
+  [ -r "$f" ] || continue
+  while read -r k v; do [ "$k" = oom_kill ] && oom=$v; done < "$f"
+done
+mark "oom-kills:$oom"
+if [ -f "$stage/junit.path" ]; then
+  read -r junit < "$stage/junit.path"
+  if [ -f "$junit" ]; then
+    mark junit; head -c {JUNIT_CAP} -- "$junit" | base64 -w 0
+  else
+    mark junit:missing
+  fi
+fi
+if [ "$hasgit" = 1 ]; then
+  if g rev-parse --git-dir >/dev/null 2>&1; then
+    mark status
+    timeout 60 git $safe status --porcelain=v1 -z --untracked-files=all 2>/dev/null \
+      | head -c {PORCELAIN_CAP} | base64 -w 0
+  else
+    mark status:no-git
+  fi
+fi
+finish
+"""
+
+
+def new_nonce() -> str:
+    return secrets.token_hex(16)
+
+
+def marker(nonce: str, kind: str) -> str:
+    return f"{MARK_PREFIX}:{nonce}:{kind}"
+
+
+def launcher_argv() -> tuple[str, ...]:
+    return ("/bin/sh", "-c", LAUNCHER, "hackaudit", WRAPPER)
+
+
+@dataclass(frozen=True)
+class Payload:
+    """The run's files, sent on the wrapper's stdin after the nonce."""
+
+    files: Mapping[str, bytes]
+
+    def encode(self, nonce: str) -> bytes:
+        out = bytearray(f"{nonce}\n".encode())
+        for name, body in self.files.items():
+            if "/" in name or not name or name.startswith(".") or " " in name:
+                raise ValueError(f"bad payload file name {name!r}")
+            out += f"{name} {len(body)}\n".encode()
+            out += body
+        out += b". 0\n"
+        return bytes(out)
+
+
+def split_marker(nonce: str) -> bytes:
+    """Where the runner's section ends: everything after it is the wrapper's trailer."""
+    return f"\n{marker(nonce, 'test-exit:')}".encode()
+
+
+def end_marker(nonce: str) -> bytes:
+    return f"\n{marker(nonce, 'end')}\n".encode()
+
+
+def decode_payload(stdin: bytes) -> tuple[str, dict[str, bytes]]:
+    """The nonce and files of an encoded payload (the wrapper's reading, for fakes and tests)."""
+    nonce, rest = stdin.split(b"\n", 1)
+    files: dict[str, bytes] = {}
+    while True:
+        header, rest = rest.split(b"\n", 1)
+        name, size = header.decode().split(" ")
+        if name == ".":
+            return nonce.decode(), files
+        files[name], rest = rest[: int(size)], rest[int(size) :]

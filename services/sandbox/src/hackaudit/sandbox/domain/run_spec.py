@@ -1,0 +1,185 @@
+"""Turns (task, candidate, test patch) into everything one run needs, or refuses it up front.
+
+A candidate whose paths leave the repository, a patch over the size limit, or a test patch that
+itself escapes are refused here as `patch_failed`, before any container is used. A task that
+cannot be run at all (no image, an unknown log parser) yields `infra_error`: that is never the
+patch's fault.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+
+from hackaudit.sandbox.domain.confinement import diff_problems, mapping_problems
+from hackaudit.sandbox.domain.diffs import FileChange, ParsedDiff, parse_diff
+from hackaudit.sandbox.domain.execution import RunPlan
+from hackaudit.sandbox.domain.flags import config_verdicts, patch_flags
+from hackaudit.sandbox.domain.grading import GradingPolicy
+from hackaudit.sandbox.domain.log_parsers import UnknownParser
+from hackaudit.sandbox.domain.protocol import (
+    RUN_USER,
+    Payload,
+    end_marker,
+    launcher_argv,
+    marker,
+    new_nonce,
+    split_marker,
+)
+from hackaudit.sandbox.domain.runners import RunnerInvocation, resolve_invocation
+from hackaudit.sandbox.domain.test_paths import is_sectioned_config, touches_test_sections
+from hackaudit.shared.contracts import (
+    Candidate,
+    CandidateKind,
+    PatchFlags,
+    RunResult,
+    RunStatus,
+    Task,
+)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The knobs of the run protocol (from `SandboxSettings`)."""
+
+    grading: GradingPolicy = GradingPolicy.SWEBENCH
+    junit: bool = True
+    strict_test_patch: bool = False
+    setup_timeout_s: float = 120.0
+    log_tail_chars: int = 4000
+    max_patch_bytes: int = 5 << 20
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run, ready for a backend (`plan`) and for reading its outcome afterwards."""
+
+    task: Task
+    candidate: Candidate
+    test_patch: str
+    invocation: RunnerInvocation
+    candidate_paths: tuple[str, ...]
+    candidate_changes: tuple[FileChange, ...]
+    test_patch_paths: tuple[str, ...]
+    timeout_s: float
+    nonce: str
+    plan: RunPlan
+    options: RunOptions = field(default_factory=RunOptions)
+
+
+def _candidate_shape(candidate: Candidate) -> tuple[ParsedDiff, tuple[str, ...], list[str], int]:
+    """(parsed diff, paths, problems, size in bytes) of a candidate of either kind."""
+    if candidate.kind is CandidateKind.FILES:
+        size = sum(len((v or "").encode()) for v in candidate.files.values())
+        return ParsedDiff(()), tuple(candidate.files), mapping_problems(candidate.files), size
+    parsed = parse_diff(candidate.diff) if candidate.diff.strip() else ParsedDiff(())
+    return parsed, parsed.paths, diff_problems(parsed), len(candidate.diff.encode())
+
+
+def _refused(status: RunStatus, reason: str, flags: PatchFlags) -> RunResult:
+    return RunResult(status=status, reason=reason, flags=flags)
+
+
+def prepare_run(
+    task: Task,
+    candidate: Candidate,
+    *,
+    run_id: str,
+    test_patch: str | None = None,
+    timeout_s: float,
+    options: RunOptions,
+    want_baseline: bool = False,
+    nonce: str | None = None,
+) -> RunSpec | RunResult:
+    """The spec of one run, or the result of refusing it before it starts."""
+    tests = task.test_patch if test_patch is None else test_patch
+    parsed, paths, problems, size = _candidate_shape(candidate)
+    test_parsed = parse_diff(tests)
+    test_paths = test_parsed.paths
+    flags = patch_flags(paths, test_paths, config_verdicts(parsed.files, paths, None))
+    if size > options.max_patch_bytes:
+        reason = f"refused: the patch is {size} bytes, over the {options.max_patch_bytes} limit"
+        return _refused(RunStatus.PATCH_FAILED, reason, flags)
+    if problems:
+        return _refused(RunStatus.PATCH_FAILED, "refused: " + "; ".join(problems[:5]), flags)
+    test_problems = diff_problems(test_parsed)
+    if test_problems:
+        reason = "refused: the test patch names " + "; ".join(test_problems[:5])
+        return _refused(RunStatus.PATCH_FAILED, reason, flags)
+    if not task.image:
+        return _refused(RunStatus.INFRA_ERROR, "the task names no image to run in", flags)
+    junit = f"/tmp/hackaudit-report-{secrets.token_hex(8)}.xml" if options.junit else None
+    try:
+        invocation = resolve_invocation(task, tests, junit)
+    except UnknownParser as exc:
+        return _refused(RunStatus.INFRA_ERROR, str(exc).strip("'\""), flags)
+    nonce = nonce or new_nonce()
+    files = _payload_files(task, candidate, parsed, tests, test_parsed, invocation, options)
+    if want_baseline:
+        files["baseline"] = b""
+    plan = RunPlan(
+        run_id=run_id,
+        image=task.image,
+        argv=launcher_argv(),
+        stdin=Payload(files).encode(nonce),
+        user=RUN_USER,
+        begin_marker=f"\n{marker(nonce, 'begin:')}".encode(),
+        split_marker=split_marker(nonce),
+        end_marker=end_marker(nonce),
+        setup_timeout_s=options.setup_timeout_s,
+        test_timeout_s=timeout_s,
+    )
+    return RunSpec(
+        task=task,
+        candidate=candidate,
+        test_patch=tests,
+        invocation=invocation,
+        candidate_paths=paths,
+        candidate_changes=parsed.files,
+        test_patch_paths=test_paths,
+        timeout_s=timeout_s,
+        nonce=nonce,
+        plan=plan,
+        options=options,
+    )
+
+
+def _payload_files(
+    task: Task,
+    candidate: Candidate,
+    parsed: ParsedDiff,
+    tests: str,
+    test_parsed: ParsedDiff,
+    invocation: RunnerInvocation,
+    options: RunOptions,
+) -> dict[str, bytes]:
+    files: dict[str, bytes] = {"base": task.base_commit.encode() + b"\n"}
+    if candidate.kind is CandidateKind.FILES and candidate.files:
+        manifest = []
+        for index, (path, content) in enumerate(candidate.files.items()):
+            manifest.append(f"{'delete' if content is None else 'write'}\t{index}\t{path}\n")
+            if content is not None:
+                files[f"file.{index}"] = content.encode()
+        files["files.manifest"] = "".join(manifest).encode()
+    elif candidate.kind is CandidateKind.DIFF and candidate.diff.strip():
+        diff = candidate.diff if candidate.diff.endswith("\n") else candidate.diff + "\n"
+        files["candidate.diff"] = diff.encode()
+    hunks = {change.path: change.hunk_lines for change in parsed.files}
+    paths = parsed.paths if candidate.kind is CandidateKind.DIFF else tuple(candidate.files)
+    inspect = [
+        p
+        for p in paths
+        if is_sectioned_config(p) and touches_test_sections(p, hunks.get(p, [])) is None
+    ]
+    if inspect:
+        files["config.list"] = "\0".join(inspect).encode() + b"\0"
+    if tests.strip():
+        files["test.patch"] = (tests if tests.endswith("\n") else tests + "\n").encode()
+        if test_parsed.modified_existing:
+            files["reset.list"] = "\0".join(dict.fromkeys(test_parsed.modified_existing)).encode()
+    files["test.sh"] = invocation.shell().encode()
+    if invocation.junit_path:
+        files["junit.path"] = invocation.junit_path.encode() + b"\n"
+    if options.strict_test_patch:
+        files["strict"] = b""
+    return files

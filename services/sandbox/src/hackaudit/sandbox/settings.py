@@ -1,0 +1,75 @@
+"""The sandbox's settings, read once at start-up from `HACKAUDIT_SANDBOX_*` variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from hackaudit.sandbox.domain.grading import GradingPolicy
+from hackaudit.sandbox.domain.run_spec import RunOptions
+from hackaudit.sandbox.domain.timeouts import TimeoutPolicy
+
+
+class SandboxSettings(BaseSettings):
+    """Limits, timeouts, pool and artifact location of the sandbox."""
+
+    model_config = SettingsConfigDict(env_prefix="HACKAUDIT_SANDBOX_", extra="ignore")
+
+    # Docker engine (None: DOCKER_HOST or the local socket).
+    docker_url: str | None = None
+
+    # Per-container limits.
+    memory_mb: int = Field(default=2048, ge=64)
+    pids_limit: int = Field(default=512, ge=16)
+    cpus: float = Field(default=1.0, gt=0)
+    max_file_mb: int = Field(default=1024, ge=1)
+
+    # Timeouts: run = clamp(factor x gold test duration, floor, cap); `default_timeout_s` when no
+    # gold timing is known (the cap when unset); `setup_timeout_s` bounds preparing and reporting.
+    timeout_factor: float = Field(default=3.0, gt=0)
+    timeout_floor_s: float = Field(default=30.0, gt=0)
+    timeout_cap_s: float = Field(default=1800.0, gt=0)
+    default_timeout_s: float | None = Field(default=None, gt=0)
+    setup_timeout_s: float = Field(default=120.0, gt=0)
+
+    # Output: the runner's output kept per run (head + tail), the trailer, the tail in results.
+    log_head_bytes: int = Field(default=512 * 1024, ge=1024)
+    log_tail_bytes: int = Field(default=1536 * 1024, ge=1024)
+    trailer_bytes: int = Field(default=16 << 20, ge=1024)
+    log_tail_chars: int = Field(default=4000, ge=0)
+    max_patch_bytes: int = Field(default=5 << 20, ge=1024)
+
+    # Grading and protocol.
+    grading_policy: GradingPolicy = GradingPolicy.SWEBENCH
+    pytest_junit: bool = True
+    strict_test_patch: bool = False
+    gold_gate_repeats: int = Field(default=3, ge=1)
+
+    # Pool: idle started containers kept per image, images pooled, runs at once.
+    pool_size: int = Field(default=2, ge=0)
+    pooled_images: int = Field(default=8, ge=1)
+    max_concurrent_runs: int = Field(default=2, ge=1)
+    sweep_on_start: bool = True
+    stale_container_s: float = Field(default=6 * 3600.0, gt=0)
+
+    artifacts_dir: Path = Path(".hackaudit/artifacts/sandbox")
+
+    def run_options(self) -> RunOptions:
+        return RunOptions(
+            grading=self.grading_policy,
+            junit=self.pytest_junit,
+            strict_test_patch=self.strict_test_patch,
+            setup_timeout_s=self.setup_timeout_s,
+            log_tail_chars=self.log_tail_chars,
+            max_patch_bytes=self.max_patch_bytes,
+        )
+
+    def timeout_policy(self) -> TimeoutPolicy:
+        return TimeoutPolicy(
+            factor=self.timeout_factor,
+            floor_s=self.timeout_floor_s,
+            cap_s=self.timeout_cap_s,
+            default_s=self.default_timeout_s,
+        )
