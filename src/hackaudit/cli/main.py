@@ -412,6 +412,53 @@ def env_build(tasks: TaskPaths) -> None:
         raise typer.Exit(1)
 
 
+bench_app = typer.Typer(help="Benchmarks that print figures.", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+
+
+@bench_app.command("sandbox")
+def bench_sandbox(
+    tasks: Annotated[
+        list[Path] | None, typer.Argument(help="Task files (default: examples/tasks).")
+    ] = None,
+    task_id: Annotated[
+        list[str] | None, typer.Option("--task", help="Tasks to measure (default: one per repo).")
+    ] = None,
+    runs: Annotated[int, typer.Option(help="Runs per mode and worker count.")] = 20,
+    workers: Annotated[int, typer.Option(help="Concurrent runs in the parallel case.")] = 2,
+) -> None:
+    """Per-run overhead of the sandbox over the bare test command, and runs per minute with 1
+    and N workers, beside a naive runner doing what the SWE-bench harness does per candidate."""
+    from hackaudit.cli.environments import ensure_images
+    from hackaudit.sandbox.bench import benchmark
+
+    ingested = _ingest(tasks or [Path("examples/tasks")])
+    chosen = [t for t in ingested.tasks if not task_id or t.instance_id in task_id]
+    if not task_id:
+        chosen = list({t.repo: t for t in reversed(chosen)}.values())[::-1]
+    ready = ensure_images(chosen, err)
+    table = Table(title=f"sandbox benchmark ({runs} runs per cell)")
+    for column in ("task", "bare median", "sandbox median", "overhead", "sandbox/min 1 · N",
+                   "naive/min 1 · N", "ratio 1 · N"):  # fmt: skip
+        table.add_column(column, justify="right")
+    for task in ready.tasks:
+        assert task.image is not None
+        f = benchmark(task.image, task, runs=runs, workers=workers)
+        n = str(max(1, workers))
+        table.add_row(
+            task.instance_id,
+            f"{f['bare']['median_s']:.3f}s",
+            f"{f['pooled']['1']['median_s']:.3f}s",
+            f"{f['pooled_overhead_median_s']:+.3f}s",
+            f"{f['pooled']['1']['runs_per_min']:.0f} · {f['pooled'][n]['runs_per_min']:.0f}",
+            f"{f['naive']['1']['runs_per_min']:.0f} · {f['naive'][n]['runs_per_min']:.0f}",
+            f"{f['throughput_ratio']['1']:.2f}× · {f['throughput_ratio'][n]:.2f}×",
+        )
+    if not ready.tasks:
+        raise typer.Exit(1)
+    console.print(table)
+
+
 def _register_optional_commands() -> None:
     from hackaudit.analysis.cli import register as register_analysis
 
