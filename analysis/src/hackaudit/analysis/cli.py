@@ -56,7 +56,8 @@ def meta_analysis(
     flags: Annotated[
         Path | None,
         typer.Option(
-            help="Task flags: JSON/CSV mapping instance_id -> bool "
+            help="Task flags: JSON/CSV mapping instance_id -> bool, or hackaudit's results "
+            "store (.hackaudit/results.duckdb: hackable tasks are flagged) "
             f"(default: UTBoost flags from {INSTANCE_FLAGS_FILE})."
         ),
     ] = None,

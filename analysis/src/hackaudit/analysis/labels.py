@@ -39,8 +39,30 @@ Value = TypeVar("Value")
 
 
 def load_flags(path: Path, field: str = DEFAULT_FLAG_FIELD) -> dict[str, bool]:
-    """Task id -> flagged (weak tests), from any supported shape."""
+    """Task id -> flagged (weak tests), from any supported shape, or hackaudit's results store
+    (a `.duckdb` file: a task is flagged when its latest audit found it hackable)."""
+    if path.suffix == ".duckdb":
+        return load_flags_from_results_store(path)
     return _load_labels(path, (field, *FLAG_FALLBACK_FIELDS), parse_flag)
+
+
+def load_flags_from_results_store(path: Path) -> dict[str, bool]:
+    """`hackable` of each task's latest score in the scorer's DuckDB store (read-only)."""
+    import duckdb
+
+    if not path.is_file():
+        raise InputFileError(path, "no such results store")
+    try:
+        with duckdb.connect(str(path), read_only=True) as db:
+            rows = db.execute(
+                "SELECT instance_id, arg_max(hackable, scored_at) FROM scores "
+                "WHERE hackable IS NOT NULL GROUP BY instance_id"
+            ).fetchall()
+    except duckdb.Error as exc:
+        raise InputFileError(path, f"not a hackaudit results store: {exc}", "scores") from exc
+    if not rows:
+        raise InputFileError(path, "no scored task with a hackable flag", "scores.hackable")
+    return {str(instance_id): bool(flag) for instance_id, flag in rows}
 
 
 def load_strata(path: Path, field: str = DEFAULT_STRATUM_FIELD) -> dict[str, str]:
