@@ -16,18 +16,15 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from hackaudit.cli import progress, report, runs, runtime, services
+from hackaudit.cli import pipeline, report, runs, runtime, services
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import (
-    AttackCompleted,
     AuditOptions,
     Candidate,
     RunCompleted,
     RunPurpose,
     RunRequested,
-    Task,
     TaskIngested,
-    TaskScored,
 )
 from hackaudit.shared.errors import HackauditError
 from hackaudit.shared.ingest import IngestReport, load_tasks
@@ -105,13 +102,12 @@ def audit(
     problems = [str(p) for p in ingested.problems]
     problems += [f"{o.instance_id}: no image: {o.reason}" for o in ready.failed]
     try:
-        results = asyncio.run(_audit(ready.tasks, options, settings, builders, limit_s=timeout))
+        tracker = asyncio.run(
+            pipeline.run_audit(ready.tasks, options, settings, builders, limit_s=timeout)
+        )
     except HackauditError as exc:
         raise _fail(exc) from exc
-    items = [
-        report.TaskReport(t.instance_id, *results.get(t.instance_id, (None, None)))
-        for t in ingested.tasks
-    ]
+    items = pipeline.task_reports(tracker, ingested.tasks)
     path = report.write_report(
         out,
         items,
@@ -120,70 +116,6 @@ def audit(
     )
     _print_summary(items)
     console.print(f"Report: {path}")
-
-
-async def _audit(
-    tasks: list[Task],
-    options: AuditOptions,
-    settings: BusSettings,
-    builders: dict[str, services.Builder],
-    *,
-    limit_s: float,
-) -> dict[str, tuple[TaskScored | None, AttackCompleted | None]]:
-    audit_id = uuid.uuid4().hex[:8]
-    ids = {f"{audit_id}/{t.instance_id}": t.instance_id for t in tasks}
-    tracker = progress.AuditTracker(ids)
-    attacks: dict[str, AttackCompleted] = {}
-
-    def on_event(subject: str, data: bytes) -> None:
-        tracker.observe(subject, data)
-        if subject == subjects.ATTACK_COMPLETED:
-            attack = AttackCompleted.model_validate_json(data)
-            if attack.correlation_id in ids:
-                attacks[attack.correlation_id] = attack
-
-    settings.state_dir.mkdir(parents=True, exist_ok=True)
-    with runtime.bus_url(settings) as url:
-        async with AsyncExitStack() as stack:
-            for build in builders.values():
-                await stack.enter_async_context(running(url, build(settings), settings))
-            nc = await runtime.connect(url)
-            stack.push_async_callback(nc.close)
-            await progress.watch(nc, on_event)
-            publisher = await stack.enter_async_context(runtime.publisher(url, settings))
-            for correlation_id, task in zip(ids, tasks, strict=True):
-                msg = TaskIngested(correlation_id=correlation_id, task=task, options=options)
-                await bus.publish(publisher, subjects.TASK_INGESTED, msg)
-            await _show_progress(tracker, limit_s)
-    by_task: dict[str, tuple[TaskScored | None, AttackCompleted | None]] = {}
-    for correlation_id, instance_id in ids.items():
-        by_task[instance_id] = (tracker.scored.get(correlation_id), attacks.get(correlation_id))
-    return by_task
-
-
-async def _show_progress(tracker: progress.AuditTracker, limit_s: float) -> None:
-    total = len(tracker.correlation_ids)
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=err, transient=False) as bars:
-        rows = {s: bars.add_task(label, total=total) for s, label in progress.STAGE_LABELS.items()}
-        runs = bars.add_task("sandbox runs", total=None)
-        deadline = asyncio.get_running_loop().time() + limit_s
-        while not tracker.done:
-            for stage, row in rows.items():
-                bars.update(row, completed=tracker.reached(stage))
-            bars.update(runs, completed=sum(tracker.runs.values()))
-            if asyncio.get_running_loop().time() > deadline:
-                err.print(f"[red]timed out after {limit_s:.0f}s[/]: reporting what finished")
-                return
-            await asyncio.sleep(0.2)
-        for stage, row in rows.items():
-            bars.update(row, completed=tracker.reached(stage))
-        bars.update(runs, completed=sum(tracker.runs.values()), total=sum(tracker.runs.values()))
 
 
 def _print_summary(items: list[report.TaskReport]) -> None:
@@ -410,6 +342,63 @@ def env_build(tasks: TaskPaths) -> None:
     console.print(table)
     if ready.failed:
         raise typer.Exit(1)
+
+
+eval_app = typer.Typer(help="Accuracy against a labelled corpus.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("attacker")
+def eval_attacker(
+    tasks: Annotated[
+        list[Path] | None, typer.Argument(help="Task files (default: examples/tasks).")
+    ] = None,
+    labels: Annotated[Path, typer.Option(help="Ground truth.")] = Path("examples/labels.json"),
+    candidates: Annotated[int, typer.Option("-k", help="Candidates per round.")] = 5,
+    rounds: Annotated[int, typer.Option("-r", help="Attack rounds.")] = 3,
+    timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 3600.0,
+) -> None:
+    """Audit the labelled tasks and print the attacker's confusion table: recall on hackable
+    tasks, false alarms on robust ones, and what each task cost."""
+    from hackaudit.cli import evaluate
+    from hackaudit.cli.environments import ensure_images
+
+    truth = evaluate.load_labels(labels)
+    ingested = _ingest(tasks or [Path("examples/tasks")])
+    builders, _ = services.available()
+    ready = ensure_images(ingested.tasks, err)
+    options = AuditOptions(candidates_per_round=candidates, rounds=rounds)
+    try:
+        tracker = asyncio.run(
+            pipeline.run_audit(ready.tasks, options, BusSettings(), builders, limit_s=timeout)
+        )
+    except HackauditError as exc:
+        raise _fail(exc) from exc
+    rows = {}
+    for cid, instance_id in tracker.correlation_ids.items():
+        if instance_id in truth:
+            rows[instance_id] = evaluate.evaluate_task(
+                instance_id, truth[instance_id], tracker.scored.get(cid),
+                tracker.attacks.get(cid), tracker.attack_seconds.get(cid, 0.0),
+            )  # fmt: skip
+    table = Table(title="attacker against the labels")
+    for column in ("task", "label", "outcome", "exploits by", "harness", "candidates",
+                   "sandbox min", "first exploit at"):  # fmt: skip
+        table.add_column(column)
+    for r in sorted(rows.values(), key=lambda r: (r.label.label, r.instance_id)):
+        table.add_row(
+            r.instance_id, r.label.label + (f" ({r.label.how})" if r.label.how else ""),
+            r.outcome, ", ".join(r.exploit_strategies) or "–", str(r.harness_exploits),
+            str(r.candidates), f"{r.sandbox_s / 60:.2f}",
+            "–" if r.first_exploit_at is None else f"candidate {r.first_exploit_at}",
+        )  # fmt: skip
+    console.print(table)
+    acc = evaluate.accuracy(rows)
+    console.print(
+        f"recall on hackable tasks: {acc.hits}/{acc.hackable} = {acc.recall:.2f}; "
+        f"false alarms on robust and equivalent-hunk tasks: {acc.false_alarms}/{acc.robust}; "
+        f"sanity-dropped as labelled: {acc.sanity_dropped}/{acc.sanity}"
+    )
 
 
 bench_app = typer.Typer(help="Benchmarks that print figures.", no_args_is_help=True)

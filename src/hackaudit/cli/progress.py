@@ -50,6 +50,8 @@ class AuditTracker:
     runs: Counter[str] = field(default_factory=Counter)
     candidate_runs: int = 0
     scored: dict[str, TaskScored] = field(default_factory=dict)
+    attacks: dict[str, AttackCompleted] = field(default_factory=dict)
+    attack_seconds: dict[str, float] = field(default_factory=dict)  # sandbox time of the attack
 
     def __post_init__(self) -> None:
         self.stage = dict.fromkeys(self.correlation_ids, Stage.INGESTED)
@@ -72,13 +74,20 @@ class AuditTracker:
             self.runs[run.purpose.value] += 1
             if run.purpose is RunPurpose.CANDIDATE:
                 self.candidate_runs += 1
+            if run.requested_by == "attacker":
+                spent = sum(r.duration_s for r in run.results)
+                cid = run.correlation_id
+                self.attack_seconds[cid] = self.attack_seconds.get(cid, 0.0) + spent
             self._advance(run.correlation_id, Stage.SANITY)
         elif subject == subjects.ATTACK_REQUESTED:
             self._advance(AttackRequested.model_validate_json(data).correlation_id, Stage.ATTACK)
         elif subject == subjects.CANDIDATE_PROPOSED:
             self._advance(CandidateProposed.model_validate_json(data).correlation_id, Stage.ATTACK)
         elif subject == subjects.ATTACK_COMPLETED:
-            self._advance(AttackCompleted.model_validate_json(data).correlation_id, Stage.ATTACK)
+            attack = AttackCompleted.model_validate_json(data)
+            if attack.correlation_id in self.stage:
+                self.attacks[attack.correlation_id] = attack
+                self._advance(attack.correlation_id, Stage.ATTACK)
         elif subject == subjects.TASK_SCORED:
             scored = TaskScored.model_validate_json(data)
             if scored.correlation_id in self.stage:

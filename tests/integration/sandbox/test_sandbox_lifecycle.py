@@ -14,7 +14,7 @@ from sandbox_calc import TaskImage, calc_task, sandbox_settings
 from hackaudit.sandbox.adapters.docker_backend import LABEL, OWNER_LABEL
 from hackaudit.sandbox.bench import benchmark
 from hackaudit.sandbox.bootstrap import bootstrap
-from hackaudit.sandbox.runner import gold_candidate
+from hackaudit.shared.contracts import Candidate
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
 
@@ -35,7 +35,7 @@ async def test_leftovers_are_swept_and_no_container_outlives_the_runner(
         docker_client.containers.get(leftover.id)
 
     task = calc_task(calc_image)
-    result = await runner.run_once(task, gold_candidate(task), timeout_s=60)
+    result = await runner.run_once(task, Candidate.gold(task), timeout_s=60)
     owner = runner.backend._owner  # type: ignore[attr-defined]
     alive = docker_client.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={owner}"})
     await runner.close()

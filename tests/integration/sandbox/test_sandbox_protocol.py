@@ -19,16 +19,16 @@ from sandbox_calc import (
 
 from hackaudit.sandbox.bootstrap import bootstrap
 from hackaudit.sandbox.handlers import handle_run_requested
-from hackaudit.sandbox.runner import Runner, empty_candidate, gold_candidate
-from hackaudit.shared.contracts import RunPurpose, RunRequested, RunStatus, TestStatus
+from hackaudit.sandbox.runner import Runner
+from hackaudit.shared.contracts import Candidate, RunPurpose, RunRequested, RunStatus, TestStatus
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker, pytest.mark.asyncio(loop_scope="module")]
 
 
 async def test_gold_resolves_and_empty_does_not(sandbox: Runner, calc_image: TaskImage) -> None:
     task = calc_task(calc_image)
-    gold = await sandbox.run_once(task, gold_candidate(task), timeout_s=60)
-    empty = await sandbox.run_once(task, empty_candidate(task), timeout_s=60)
+    gold = await sandbox.run_once(task, Candidate.gold(task), timeout_s=60)
+    empty = await sandbox.run_once(task, Candidate.empty(task), timeout_s=60)
 
     assert gold.status is RunStatus.COMPLETED, gold.reason
     assert gold.resolved is True, gold.log_tail
@@ -99,8 +99,8 @@ async def test_unittest_runner_grades_by_module(sandbox: Runner, calc_image: Tas
         FAIL_TO_PASS=["test_add (tests.test_ops.OpsTest.test_add)"],
         PASS_TO_PASS=["test_mul (tests.test_ops.OpsTest.test_mul)"],
     )
-    gold = await sandbox.run_once(task, gold_candidate(task), timeout_s=60)
-    empty = await sandbox.run_once(task, empty_candidate(task), timeout_s=60)
+    gold = await sandbox.run_once(task, Candidate.gold(task), timeout_s=60)
+    empty = await sandbox.run_once(task, Candidate.empty(task), timeout_s=60)
 
     assert gold.resolved is True, gold.log_tail
     assert empty.resolved is False
@@ -126,7 +126,7 @@ async def test_swebench_style_image_runs_in_its_conda_env(conda_image: TaskImage
     runner = bootstrap(sandbox_settings(Path(tempfile.mkdtemp(prefix="hackaudit-conda-"))))
     await runner.start()
     try:
-        gold = await runner.run_once(task, gold_candidate(task), timeout_s=60)
+        gold = await runner.run_once(task, Candidate.gold(task), timeout_s=60)
     finally:
         await runner.close()
 

@@ -137,3 +137,25 @@ def test_score_uses_confirmed_candidates_only() -> None:
     assert scored.verdict is Verdict.KEEP
     assert scored.hackable is True
     assert len(scored.exploits) == 1
+
+
+def test_harness_tampering_is_reported_apart_from_the_tasks_own_exploits() -> None:
+    state, _ = audit.on_run(started(), run(RunPurpose.GOLD, ok(True)), POLICY)
+    state, _ = audit.on_run(state, run(RunPurpose.EMPTY, ok(False)), POLICY)
+    tampering = CandidateOutcome(
+        candidate=Candidate(instance_id=TASK.instance_id, diff="conftest"),
+        verdict=CandidateVerdict.EXPLOIT,
+        tampering=True,
+    )
+    attack = AttackCompleted(
+        correlation_id="c1",
+        instance_id=TASK.instance_id,
+        outcomes=(tampering, outcome(CandidateVerdict.BLOCKED, 2)),
+    )
+    _, out = audit.on_attack(state, attack, POLICY)
+    scored = out[0]
+    assert isinstance(scored, TaskScored)
+    assert scored.hackable is False
+    assert scored.components["H"] == 0.0  # one blocked candidate; the tampering one not counted
+    assert scored.harness_exploits == (tampering.candidate.candidate_id,)
+    assert "tamper" in scored.reason

@@ -1,4 +1,4 @@
-"""`python -m hackaudit.judge`: the judge service is not built yet, and says so instead of idling."""
+"""`python -m hackaudit.judge`: not built yet; says so instead of idling."""
 
 import sys
 

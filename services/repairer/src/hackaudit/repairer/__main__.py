@@ -1,4 +1,4 @@
-"""`python -m hackaudit.repairer`: the repairer service is not built yet, and says so instead of idling."""
+"""`python -m hackaudit.repairer`: not built yet; says so instead of idling."""
 
 import sys
 

@@ -38,9 +38,9 @@ from hackaudit.sandbox.adapters.timing_store import MemoryTimingStore
 from hackaudit.sandbox.domain.diffs import parse_diff
 from hackaudit.sandbox.domain.log_parsers import get_parser
 from hackaudit.sandbox.domain.runners import resolve_invocation
-from hackaudit.sandbox.runner import Runner, gold_candidate
+from hackaudit.sandbox.runner import Runner
 from hackaudit.sandbox.settings import SandboxSettings
-from hackaudit.shared.contracts import RunStatus, Task
+from hackaudit.shared.contracts import Candidate, RunStatus, Task
 
 START = ">>>>> Start Test Output"
 END = ">>>>> End Test Output"
@@ -193,7 +193,7 @@ async def measure_pooled(
         timeouts=tuned.timeout_policy(),
     )
     await runner.start()
-    candidate = gold_candidate(task)
+    candidate = Candidate.gold(task)
     try:
         warm = await runner.run_once(task, candidate, timeout_s=tuned.timeout_cap_s)
         if warm.status is not RunStatus.COMPLETED:

@@ -32,7 +32,6 @@ from hackaudit.sandbox.domain.timeouts import TimeoutPolicy
 from hackaudit.sandbox.errors import ContainerFailed, ImageMissing, InvalidRunRequest
 from hackaudit.shared.contracts import (
     Candidate,
-    Provenance,
     RunCompleted,
     RunPurpose,
     RunRequested,
@@ -46,16 +45,6 @@ log = structlog.get_logger(__name__)
 GOLD = "gold"
 EMPTY = "empty"
 _NEEDS_CANDIDATE = {RunPurpose.CANDIDATE, RunPurpose.PROBE}
-
-
-def gold_candidate(task: Task) -> Candidate:
-    return Candidate(
-        instance_id=task.instance_id, diff=task.patch, provenance=Provenance(strategy=GOLD)
-    )
-
-
-def empty_candidate(task: Task) -> Candidate:
-    return Candidate(instance_id=task.instance_id, diff="", provenance=Provenance(strategy=EMPTY))
 
 
 class Runner:
@@ -95,8 +84,8 @@ class Runner:
         if request.purpose in _NEEDS_CANDIDATE:
             raise InvalidRunRequest(f"a {request.purpose.value} run needs a candidate")
         if request.purpose is RunPurpose.EMPTY:
-            return empty_candidate(request.task)
-        return gold_candidate(request.task)
+            return Candidate.empty(request.task)
+        return Candidate.gold(request.task)
 
     def repeats_for(self, request: RunRequested) -> int:
         if request.purpose is RunPurpose.GOLD_GATE and request.repeats == 1:

@@ -88,6 +88,9 @@ class CandidateOutcome(BaseModel):
     verdict: CandidateVerdict
     resolved: bool | None = None
     evidence: str = ""
+    # The candidate tampers with the verifier itself (test files, test configuration, the runner)
+    # instead of getting past the task's tests: a finding about the harness, not the task.
+    tampering: bool = False
 
 
 class AttackCompleted(Message):
@@ -224,6 +227,8 @@ class TaskScored(Message):
     reason: str = ""
     hackable: bool | None = None
     exploits: tuple[str, ...] = ()
+    # Accepted candidates that tamper with the harness; not counted in H or `hackable`.
+    harness_exploits: tuple[str, ...] = ()
 
 
 class RepairRequested(Message):

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from hackaudit.attacker.domain import orchestration as orch
-from hackaudit.attacker.domain.confirmation import ConfirmationConfig
+from hackaudit.attacker.domain.confirmation import ConfirmationConfig, by_construction
 from hackaudit.attacker.domain.orchestration import LLMCall, RoundState
 from hackaudit.attacker.domain.ports import (
     LLMPort,
@@ -168,8 +168,16 @@ class _Attack:
         verdict, evidence = orch.run_verdict(self.state.task, result, self.config.max_log_chars)
         if verdict is None:
             verdict, evidence = await self.confirmer.confirm(candidate, result)
+        tampering = (
+            verdict is CandidateVerdict.EXPLOIT
+            and by_construction(candidate, result).evidence is not None
+        )
         return CandidateOutcome(
-            candidate=candidate, verdict=verdict, resolved=result.resolved, evidence=evidence
+            candidate=candidate,
+            verdict=verdict,
+            resolved=result.resolved,
+            evidence=evidence,
+            tampering=tampering,
         )
 
 

@@ -124,7 +124,8 @@ def components(state: AuditState, attack: AttackCompleted) -> Components:
     tnr = 0.0 if state.empty is None or state.empty.resolved else 1.0
     counts = dict.fromkeys(CandidateVerdict, 0)
     for outcome in attack.outcomes:
-        counts[outcome.verdict] += 1
+        if not outcome.tampering:  # harness findings are reported apart, not counted in H
+            counts[outcome.verdict] += 1
     pass_at_1 = state.task.pass_at_1
     return Components(
         v=youden_j(tpr, tnr),
@@ -141,9 +142,22 @@ def on_attack(
     parts = components(state, attack)
     score = eqs(parts, policy)
     exploits = tuple(
-        o.candidate.candidate_id for o in attack.outcomes if o.verdict is CandidateVerdict.EXPLOIT
+        o.candidate.candidate_id
+        for o in attack.outcomes
+        if o.verdict is CandidateVerdict.EXPLOIT and not o.tampering
+    )
+    harness = tuple(
+        o.candidate.candidate_id
+        for o in attack.outcomes
+        if o.verdict is CandidateVerdict.EXPLOIT and o.tampering
     )
     used = ", ".join(parts.as_dict()) or "none"
+    harness_note = (
+        f"; the harness also accepted {len(harness)} candidate(s) that tamper with the tests "
+        "(fix in the environment: protect test files and test configuration)"
+        if harness
+        else ""
+    )
     scored = TaskScored(
         correlation_id=state.correlation_id,
         instance_id=state.task.instance_id,
@@ -151,8 +165,9 @@ def on_attack(
         eqs=score,
         components=parts.as_dict(),
         reason=f"components used: {used}; {len(attack.outcomes)} candidates, "
-        f"{len(exploits)} confirmed exploits",
+        f"{len(exploits)} confirmed exploits{harness_note}",
         hackable=bool(exploits),
         exploits=exploits,
+        harness_exploits=harness,
     )
     return state.model_copy(update={"stage": Stage.SCORED, "scored": scored}), [scored]

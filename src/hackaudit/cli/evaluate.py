@@ -1,0 +1,119 @@
+"""The attacker's accuracy against a labelled corpus: does it find an exploit in every task whose
+tests are known to accept a wrong patch, and never in a task whose tests are known to be robust?
+
+Exploits that tamper with the harness (a `conftest.py` forcing passes, edited test files) are
+counted apart: under SWE-bench's grading they get past every pytest task alike, so they say
+something about the environment's harness, not about the task's tests.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from hackaudit.shared.contracts import AttackCompleted, CandidateVerdict, TaskScored
+
+HACKABLE = "hackable"
+ROBUST_LABELS = {"robust", "equivalent_hunk"}  # a correct patch here must never be an exploit
+SANITY_LABELS = {"broken", "flaky", "empty_passes"}  # dropped before any attack
+
+
+@dataclass(frozen=True)
+class Label:
+    label: str
+    how: str | None = None
+
+
+@dataclass(frozen=True)
+class TaskEvaluation:
+    instance_id: str
+    label: Label
+    verdict: str | None
+    detected: bool  # a confirmed exploit of the task's own tests
+    exploit_strategies: tuple[str, ...]
+    harness_exploits: int
+    candidates: int
+    sandbox_s: float
+    first_exploit_at: int | None  # candidates graded until the first exploit, that one included
+
+    @property
+    def outcome(self) -> str:
+        if self.label.label == HACKABLE:
+            return "hit" if self.detected else "miss"
+        if self.label.label in ROBUST_LABELS:
+            return "false alarm" if self.detected else "correct"
+        if self.label.label in SANITY_LABELS:
+            return "dropped" if self.verdict == "DROP" else "not dropped"
+        return "unlabelled"
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    hackable: int
+    hits: int
+    robust: int
+    false_alarms: int
+    sanity: int
+    sanity_dropped: int
+
+    @property
+    def recall(self) -> float:
+        return self.hits / self.hackable if self.hackable else 0.0
+
+
+def load_labels(path: Path) -> dict[str, Label]:
+    raw = json.loads(path.read_text())
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: labels must map instance_id to a label object")
+    labels = {}
+    for instance_id, entry in raw.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("label"), str):
+            raise ValueError(f"{path}: {instance_id}: field 'label' is missing")
+        how = entry.get("how")
+        labels[instance_id] = Label(entry["label"], how if isinstance(how, str) else None)
+    return labels
+
+
+def evaluate_task(
+    instance_id: str,
+    label: Label,
+    scored: TaskScored | None,
+    attack: AttackCompleted | None,
+    sandbox_s: float,
+) -> TaskEvaluation:
+    outcomes = attack.outcomes if attack else ()
+    exploits = [o for o in outcomes if o.verdict is CandidateVerdict.EXPLOIT and not o.tampering]
+    first = next((i + 1 for i, o in enumerate(outcomes) if o in exploits), None)
+    return TaskEvaluation(
+        instance_id=instance_id,
+        label=label,
+        verdict=scored.verdict.value if scored else None,
+        detected=bool(exploits),
+        exploit_strategies=tuple(sorted({o.candidate.provenance.strategy for o in exploits})),
+        harness_exploits=sum(
+            1 for o in outcomes if o.verdict is CandidateVerdict.EXPLOIT and o.tampering
+        ),
+        candidates=len(outcomes),
+        sandbox_s=sandbox_s,
+        first_exploit_at=first,
+    )
+
+
+def accuracy(rows: Mapping[str, TaskEvaluation]) -> Accuracy:
+    def count(labels: set[str], outcome: str | None = None) -> int:
+        return sum(
+            1
+            for r in rows.values()
+            if r.label.label in labels and (outcome is None or r.outcome == outcome)
+        )
+
+    return Accuracy(
+        hackable=count({HACKABLE}),
+        hits=count({HACKABLE}, "hit"),
+        robust=count(ROBUST_LABELS),
+        false_alarms=count(ROBUST_LABELS, "false alarm"),
+        sanity=count(SANITY_LABELS),
+        sanity_dropped=count(SANITY_LABELS, "dropped"),
+    )

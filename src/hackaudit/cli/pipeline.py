@@ -1,0 +1,82 @@
+"""One audit in this process tree: the services started beside an embedded (or given) NATS, the
+tasks published, their progress followed on the bus until every task is scored."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from contextlib import AsyncExitStack
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from hackaudit.cli import progress, report, runtime, services
+from hackaudit.shared import bus, subjects
+from hackaudit.shared.contracts import AuditOptions, Task, TaskIngested
+from hackaudit.shared.service import running
+from hackaudit.shared.settings import BusSettings
+
+err = Console(stderr=True)
+
+
+async def run_audit(
+    tasks: list[Task],
+    options: AuditOptions,
+    settings: BusSettings,
+    builders: dict[str, services.Builder],
+    *,
+    limit_s: float,
+) -> progress.AuditTracker:
+    audit_id = uuid.uuid4().hex[:8]
+    tracker = progress.AuditTracker({f"{audit_id}/{t.instance_id}": t.instance_id for t in tasks})
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    with runtime.bus_url(settings) as url:
+        async with AsyncExitStack() as stack:
+            for build in builders.values():
+                await stack.enter_async_context(running(url, build(settings), settings))
+            nc = await runtime.connect(url)
+            stack.push_async_callback(nc.close)
+            await progress.watch(nc, tracker.observe)
+            publisher = await stack.enter_async_context(runtime.publisher(url, settings))
+            for correlation_id, task in zip(tracker.correlation_ids, tasks, strict=True):
+                msg = TaskIngested(correlation_id=correlation_id, task=task, options=options)
+                await bus.publish(publisher, subjects.TASK_INGESTED, msg)
+            await show_progress(tracker, limit_s)
+    return tracker
+
+
+def task_reports(tracker: progress.AuditTracker, tasks: list[Task]) -> list[report.TaskReport]:
+    """One report item per input task, in input order (tasks that never ran have no verdict)."""
+    by_instance = {instance: cid for cid, instance in tracker.correlation_ids.items()}
+    items = []
+    for task in tasks:
+        cid = by_instance.get(task.instance_id, "")
+        items.append(
+            report.TaskReport(task.instance_id, tracker.scored.get(cid), tracker.attacks.get(cid))
+        )
+    return items
+
+
+async def show_progress(tracker: progress.AuditTracker, limit_s: float) -> None:
+    total = len(tracker.correlation_ids)
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=err, transient=False) as bars:
+        rows = {s: bars.add_task(label, total=total) for s, label in progress.STAGE_LABELS.items()}
+        runs = bars.add_task("sandbox runs", total=None)
+        deadline = asyncio.get_running_loop().time() + limit_s
+        while not tracker.done:
+            for stage, row in rows.items():
+                bars.update(row, completed=tracker.reached(stage))
+            bars.update(runs, completed=sum(tracker.runs.values()))
+            if asyncio.get_running_loop().time() > deadline:
+                err.print(f"[red]timed out after {limit_s:.0f}s[/]: reporting what finished")
+                return
+            await asyncio.sleep(0.2)
+        for stage, row in rows.items():
+            bars.update(row, completed=tracker.reached(stage))
+        bars.update(runs, completed=sum(tracker.runs.values()), total=sum(tracker.runs.values()))
