@@ -3,7 +3,8 @@ tests are known to accept a wrong patch, and never in a task whose tests are kno
 
 Exploits that tamper with the harness (a `conftest.py` forcing passes, edited test files) are
 counted apart: under SWE-bench's grading they get past every pytest task alike, so they say
-something about the environment's harness, not about the task's tests.
+something about the environment's harness, not about the task's tests. They decide only the tasks
+labelled hackable *through* a harness hole (`how: harness_hole`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from hackaudit.shared.contracts import AttackCompleted, CandidateVerdict, TaskScored
 
 HACKABLE = "hackable"
+HARNESS_HOLE = "harness_hole"
 ROBUST_LABELS = {"robust", "equivalent_hunk"}  # a correct patch here must never be an exploit
 SANITY_LABELS = {"broken", "flaky", "empty_passes"}  # dropped before any attack
 
@@ -31,7 +33,7 @@ class TaskEvaluation:
     instance_id: str
     label: Label
     verdict: str | None
-    detected: bool  # a confirmed exploit of the task's own tests
+    detected: bool  # a confirmed exploit of the task's tests (of its harness, for harness holes)
     exploit_strategies: tuple[str, ...]
     harness_exploits: int
     candidates: int
@@ -84,7 +86,12 @@ def evaluate_task(
     sandbox_s: float,
 ) -> TaskEvaluation:
     outcomes = attack.outcomes if attack else ()
-    exploits = [o for o in outcomes if o.verdict is CandidateVerdict.EXPLOIT and not o.tampering]
+    through_harness = label.how == HARNESS_HOLE
+    exploits = [
+        o
+        for o in outcomes
+        if o.verdict is CandidateVerdict.EXPLOIT and o.tampering is through_harness
+    ]
     first = next((i + 1 for i, o in enumerate(outcomes) if o in exploits), None)
     return TaskEvaluation(
         instance_id=instance_id,

@@ -20,10 +20,7 @@ from hackaudit.cli import pipeline, report, runs, runtime, services
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import (
     AuditOptions,
-    Candidate,
     RunCompleted,
-    RunPurpose,
-    RunRequested,
     TaskIngested,
 )
 from hackaudit.shared.errors import HackauditError
@@ -243,7 +240,7 @@ def tasks_validate(
     """SWE-bench's check through the sandbox: without a fix FAIL_TO_PASS fails; with gold, every
     FAIL_TO_PASS and PASS_TO_PASS test passes, every time. Exits 1 if any task is flagged."""
     from hackaudit.cli.environments import ensure_images
-    from hackaudit.cli.validate import Validity, judge_validity
+    from hackaudit.cli.validate import REQUESTER, TaskValidity, ValidationRuns, Validity
 
     ingested = _ingest(tasks)
     ready = ensure_images(ingested.tasks, err)
@@ -253,28 +250,15 @@ def tasks_validate(
         err.print("[red]the sandbox is not built: nothing can be validated[/]")
         raise typer.Exit(2)
     batch = uuid.uuid4().hex[:8]
-    requests: dict[str, tuple[RunRequested, RunRequested]] = {}
-    for task in ready.tasks:
-        cid = f"validate-{batch}/{task.instance_id}"
-        before = RunRequested(
-            correlation_id=cid, task=task, purpose=RunPurpose.EMPTY,
-            candidate=Candidate.empty(task),
-            requested_by="validate",
-        )  # fmt: skip
-        gold = RunRequested(
-            correlation_id=cid, task=task, purpose=RunPurpose.GOLD, repeats=repeats,
-            candidate=Candidate.gold(task),
-            requested_by="validate",
-        )  # fmt: skip
-        requests[task.instance_id] = (before, gold)
+    orders = [ValidationRuns.for_task(t, repeats=repeats, batch=batch) for t in ready.tasks]
 
     async def run_all() -> dict[str, RunCompleted]:
-        flat = [r for pair in requests.values() for r in pair]
+        flat = [r for o in orders for r in (o.before, o.gold)]
         settings.state_dir.mkdir(parents=True, exist_ok=True)
         with runtime.bus_url(settings) as url, _stage_bar("validation runs", len(flat)) as tick:
             async with running(url, sandbox(settings), settings):
                 return await runs.run_requests(
-                    url, settings, flat, requester="validate", on_result=lambda _: tick()
+                    url, settings, flat, requester=REQUESTER, on_result=lambda _: tick()
                 )
 
     try:
@@ -284,24 +268,13 @@ def tasks_validate(
     table = Table(title="task validation")
     for column in ("task", "verdict", "detail"):
         table.add_column(column)
-    flagged = 0
-    for o in ready.failed:
-        flagged += 1
-        table.add_row(o.instance_id, "[red]error[/]", escape(f"no image: {o.reason}"))
-    for task in ready.tasks:
-        before, gold = requests[task.instance_id]
-        done_before, done_gold = (
-            results.get(before.idempotency_key),
-            results.get(gold.idempotency_key),
-        )
-        if done_before is None or done_gold is None:
-            flagged += 1
-            table.add_row(task.instance_id, "[red]error[/]", "the sandbox did not answer in time")
-            continue
-        v = judge_validity(task, done_before.result, done_gold.results, gold_flaky=done_gold.flaky)
-        flagged += v.flagged
+    verdicts = [
+        TaskValidity(o.instance_id, Validity.ERROR, f"no image: {o.reason}") for o in ready.failed
+    ] + [order.judge(results) for order in orders]
+    for v in verdicts:
         colour = "red" if v.flagged else ("yellow" if v.validity is not Validity.VALID else "green")
-        table.add_row(task.instance_id, f"[{colour}]{v.validity.value}[/]", escape(v.detail))
+        table.add_row(v.instance_id, f"[{colour}]{v.validity.value}[/]", escape(v.detail))
+    flagged = sum(v.flagged for v in verdicts)
     console.print(table)
     console.print(f"{len(ingested.tasks) - flagged} passed, {flagged} flagged")
     if flagged:

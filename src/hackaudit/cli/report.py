@@ -29,11 +29,13 @@ def write_report(
             row |= item.scored.model_dump(
                 mode="json", include={"verdict", "eqs", "components", "reason", "hackable"}
             )
+            row["harness_exploits"] = len(item.scored.harness_exploits)
         else:
             row |= {"verdict": None, "reason": "no verdict: the audit did not finish"}
         if item.attack is not None:
             row["candidates"] = Counter(o.verdict.value for o in item.attack.outcomes)
-            row["exploits"] = _write_evidence(out, item.attack)
+            row["exploits"] = _write_evidence(out, item.attack, tampering=False)
+            row["harness_evidence"] = _write_evidence(out, item.attack, tampering=True)
         rows.append(row)
     summary = {
         "tasks": len(tasks),
@@ -49,10 +51,10 @@ def write_report(
     return out / "report.md"
 
 
-def _write_evidence(out: Path, attack: AttackCompleted) -> list[dict[str, str]]:
+def _write_evidence(out: Path, attack: AttackCompleted, *, tampering: bool) -> list[dict[str, str]]:
     found = []
     for outcome in attack.outcomes:
-        if outcome.verdict is not CandidateVerdict.EXPLOIT:
+        if outcome.verdict is not CandidateVerdict.EXPLOIT or outcome.tampering is not tampering:
             continue
         candidate = outcome.candidate
         folder = out / "exploits" / candidate.instance_id
@@ -82,6 +84,17 @@ def _markdown(rows: list[dict[str, object]], missing: list[str], problems: list[
             f"| {r['instance_id']} | {r.get('verdict') or '–'} | {eqs_text} | "
             f"{r.get('hackable', '–')} | {str(r.get('reason', '')).replace('|', '/')} |"
         )
+    harness = [r for r in rows if r.get("harness_exploits")]
+    if harness:
+        lines += [
+            "",
+            "## The harness",
+            "",
+            f"{len(harness)} of {len(rows)} tasks accepted a candidate that tampers with the tests "
+            "(for example a `conftest.py` forcing passes). That is a hole of the grading harness, "
+            "not of any one task's tests: the environment should discard a patch's changes to "
+            "test files and test configuration. Evidence: `exploits/<task>/`.",
+        ]
     if problems:
         lines += ["", "## Input problems", ""] + [f"- {p}" for p in problems]
     return "\n".join(lines) + "\n"

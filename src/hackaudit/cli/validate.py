@@ -7,7 +7,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from hackaudit.shared.contracts import RunResult, RunStatus, Task, TestStatus
+from hackaudit.shared.contracts import (
+    Candidate,
+    RunCompleted,
+    RunPurpose,
+    RunRequested,
+    RunResult,
+    RunStatus,
+    Task,
+    TestStatus,
+)
+
+REQUESTER = "validate"
 
 
 class Validity(StrEnum):
@@ -73,3 +84,35 @@ def judge_validity(
     if passing_before:
         detail += f" (except {', '.join(passing_before)})"
     return TaskValidity(task.instance_id, Validity.VALID, detail)
+
+
+@dataclass(frozen=True)
+class ValidationRuns:
+    """The two orders that validate one task: without a fix, and gold `repeats` times."""
+
+    task: Task
+    before: RunRequested
+    gold: RunRequested
+
+    @classmethod
+    def for_task(cls, task: Task, *, repeats: int, batch: str) -> ValidationRuns:
+        cid = f"validate-{batch}/{task.instance_id}"
+        common = {"correlation_id": cid, "task": task, "requested_by": REQUESTER}
+        return cls(
+            task=task,
+            before=RunRequested(
+                purpose=RunPurpose.EMPTY, candidate=Candidate.empty(task), **common
+            ),
+            gold=RunRequested(
+                purpose=RunPurpose.GOLD, candidate=Candidate.gold(task), repeats=repeats, **common
+            ),
+        )
+
+    def judge(self, results: dict[str, RunCompleted]) -> TaskValidity:
+        before = results.get(self.before.idempotency_key)
+        gold = results.get(self.gold.idempotency_key)
+        if before is None or gold is None:
+            return TaskValidity(
+                self.task.instance_id, Validity.ERROR, "the sandbox did not answer in time"
+            )
+        return judge_validity(self.task, before.result, gold.results, gold_flaky=gold.flaky)
