@@ -178,6 +178,11 @@ class RunCompleted(Message):
     flaky: bool = False
     requested_by: str = ""
 
+    def _key_material(self) -> dict[str, Any]:
+        # A run redone after its worker died is the same answer to the same request: one key, so
+        # the broker keeps only the first result published.
+        return {"request_key": self.request_key}
+
     @property
     def result(self) -> RunResult:
         return self.results[0]

@@ -33,7 +33,6 @@ import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import docker
@@ -158,28 +157,27 @@ class DockerBackend:
 
     def sweep(self) -> int:
         """Remove sandbox containers left by sandbox processes of this host that are gone, and
-        any sandbox container older than `stale_container_s` (no run lives that long)."""
+        any sandbox container older than `stale_container_s` (no run lives that long).
+
+        Reads the container list in one call (no per-container inspect), so a container that
+        another process removes meanwhile is simply skipped."""
         host = socket.gethostname()
         removed = 0
-        for container in self.client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
-            owner_host, _, rest = container.labels.get(OWNER_LABEL, "").partition("/")
+        listed = self.client.api.containers(all=True, filters={"label": f"{LABEL}=1"})
+        for entry in listed:
+            owner_host, _, rest = (entry.get("Labels") or {}).get(OWNER_LABEL, "").partition("/")
             pid = rest.partition("/")[0]
             dead = owner_host == host and pid.isdigit() and not _pid_alive(int(pid))
-            if dead or self._stale(container):
+            stale = (
+                time.time() - float(entry.get("Created") or 0) > self._settings.stale_container_s
+            )
+            if dead or stale:
                 with contextlib.suppress(DockerException):
-                    container.remove(force=True, v=True)
+                    self.client.api.remove_container(entry["Id"], force=True, v=True)
                     removed += 1
         if removed:
             log.info("sandbox.swept", containers=removed)
         return removed
-
-    def _stale(self, container: Any) -> bool:
-        created = str(container.attrs.get("Created", ""))
-        try:
-            started = datetime.fromisoformat(created[:19] + "+00:00").timestamp()
-        except ValueError:
-            return False
-        return time.time() - started > self._settings.stale_container_s
 
     async def close(self) -> None:
         pools, self._pools = list(self._pools.values()), OrderedDict()
