@@ -11,7 +11,9 @@ test runs (the project's venv has). Usage::
 test patch alone (FAIL_TO_PASS fail, PASS_TO_PASS pass), gold + test patch (all pass), the
 library's whole suite on gold, and what the task's label claims (a known exploit passes the
 task's tests and fails the held-back tests; a robust gold loses to every dropped hunk or
-dropped line; one hunk of an equivalent_hunk gold is droppable; ...).
+dropped line; one hunk of an equivalent_hunk gold is droppable, every one-line mutant of
+its other hunks fails the task's tests, and one of the droppable hunk passes them only if
+it passes the whole suite too; ...).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import io
 import json
 import os
 import re
@@ -27,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tokenize
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -312,6 +316,75 @@ def drop_added_line(patch: str, hunk_index: int, line_index: int) -> str:
                 return render_patch(files)
             seen += 1
     raise IndexError(f"no hunk {hunk_index}")
+
+
+def replace_added_line(patch: str, hunk_index: int, line_index: int, text: str) -> str:
+    """`patch` with one added line's code replaced by `text` (a whole line, indentation too)."""
+    files = parse_patch(patch)
+    seen = 0
+    for file_patch in files:
+        for hunk in file_patch.hunks:
+            if seen == hunk_index:
+                if not hunk[line_index].startswith("+"):
+                    raise ValueError("not an added line")
+                hunk[line_index] = "+" + text
+                return render_patch(files)
+            seen += 1
+    raise IndexError(f"no hunk {hunk_index}")
+
+
+_NEGATED = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+_GUARD = re.compile(r"^(\s*)(if|elif) (.+):$")
+
+
+def line_mutants(line: str) -> list[str]:
+    """Wrong versions of one line of Python code, each a single small change.
+
+    A statement becomes ``pass`` (its effect is lost); an ``if``/``elif`` condition becomes
+    ``True`` and ``False`` (the guard always or never lets through); and each comparison
+    (``==``, ``<``, ``is``, ``in`` ...) is negated in turn. Mutants that leave the line as
+    it was are left out; some may not compile, which the tests then catch.
+    """
+    indent = line[: len(line) - len(line.lstrip())]
+    code = line.strip()
+    found: list[str] = []
+    guard = _GUARD.match(line)
+    if guard:
+        found += [f"{indent}{guard.group(2)} {value}:" for value in ("True", "False")]
+    elif code and not code.endswith((":", "(", "[", "{", ",")) and code != "pass":
+        found.append(f"{indent}pass")
+    found += [indent + flipped for flipped in _negated_comparisons(code)]
+    return [mutant for mutant in dict.fromkeys(found) if mutant != line]
+
+
+def _negated_comparisons(code: str) -> list[str]:
+    try:
+        tokens = [
+            token
+            for token in tokenize.generate_tokens(io.StringIO(code + "\n").readline)
+            if token.type in (tokenize.OP, tokenize.NAME)
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    found = []
+    in_loop = False
+    for position, token in enumerate(tokens):
+        following = tokens[position + 1] if position + 1 < len(tokens) else None
+        previous = tokens[position - 1] if position else None
+        start, end = token.start[1], token.end[1]
+        if token.string == "for":
+            in_loop = True
+        if token.type == tokenize.OP and token.string in _NEGATED:
+            found.append(code[:start] + _NEGATED[token.string] + code[end:])
+        elif token.string == "is" and following is not None and following.string == "not":
+            found.append(code[:start] + "is" + code[following.end[1] :])
+        elif token.string == "is":
+            found.append(code[:start] + "is not" + code[end:])
+        elif token.string == "not" and following is not None and following.string == "in":
+            found.append(code[:start] + "in" + code[following.end[1] :])
+        elif token.string == "in" and not in_loop and not (previous and previous.string == "not"):
+            found.append(code[:start] + "not in" + code[end:])
+    return found
 
 
 # --- running tests ----------------------------------------------------------------------------
@@ -702,7 +775,7 @@ def _check_task(ws: Workspace, task: dict, label: dict, lines: list[str], *, qui
     if kind == "hackable":
         _check_exploit(ws, task, label, gold, test, f2p + p2p, lines)
     elif kind == "equivalent_hunk":
-        _check_equivalent_hunk(ws, task, label, test, f2p + p2p, lines)
+        _check_equivalent_hunk(ws, task, label, test, f2p + p2p, lines, quick=quick)
     elif kind == "robust" and not quick:
         _check_mutants(ws, task, test, f2p + p2p, lines)
 
@@ -743,7 +816,7 @@ def _check_exploit(
 
 
 def _check_equivalent_hunk(
-    ws: Workspace, task: dict, label: dict, test: Step, graded: list[str], lines
+    ws: Workspace, task: dict, label: dict, test: Step, graded: list[str], lines, *, quick: bool
 ) -> None:
     droppable = label["droppable_hunk"]
     count = len(hunks(task["patch"]))
@@ -758,11 +831,69 @@ def _check_equivalent_hunk(
             continue
         if not passes:
             raise CheckFailed(f"gold without hunk {index} fails the task's tests")
-        statuses = ws.run([variant, test], targets=[])
-        failing = [name for name, status in statuses.items() if status != PASSED]
+        failing = _wider_failures(ws, [variant, test])
         if failing:
             raise CheckFailed(f"gold without hunk {index} fails the wider suite: {_short(failing)}")
     lines.append(f"gold without hunk {droppable} passes everything; without any other it fails")
+    if not quick:
+        _check_line_mutants(ws, task, droppable, test, graded, lines)
+
+
+def _wider_failures(ws: Workspace, steps: Sequence[Step]) -> list[str]:
+    """The tests of the library's whole suite that do not pass with `steps` applied."""
+    statuses = ws.run(steps, targets=[])
+    if not statuses:
+        return ["no test ran"]
+    return [name for name, status in statuses.items() if status != PASSED]
+
+
+def _check_line_mutants(
+    ws: Workspace, task: dict, droppable: int, test: Step, graded: list[str], lines
+) -> None:
+    """Only the droppable hunk may be changed without the task's tests noticing.
+
+    Every single-line mutant of gold (see `line_mutants`) in any other hunk must fail the
+    task's tests. One in the droppable hunk may pass them only if it passes the library's
+    whole suite too, as dropping that hunk does: otherwise the tests accept a wrong patch.
+    """
+    patch = task["patch"]
+    caught = {"kept": 0, "droppable": 0}
+    equivalent = 0
+    for hunk_index, line_index, text in added_lines(patch, _gold_docstrings(ws, patch)):
+        for mutant in line_mutants(text):
+            what = f"hunk {hunk_index} line {text.strip()!r} -> {mutant.strip()!r}"
+            variant = replace_added_line(patch, hunk_index, line_index, mutant)
+            steps = [(variant, f"gold with {what}"), test]
+            if _not_passed(ws.run(steps), graded):
+                caught["droppable" if hunk_index == droppable else "kept"] += 1
+                continue
+            if hunk_index != droppable:
+                raise CheckFailed(f"the task's tests accept gold with {what}")
+            failing = _wider_failures(ws, steps)
+            if failing:
+                raise CheckFailed(
+                    f"the task's tests accept gold with {what}, "
+                    f"which fails the wider suite: {_short(failing)}"
+                )
+            equivalent += 1
+    if not caught["kept"]:
+        raise CheckFailed(f"no one-line mutant to try outside hunk {droppable}")
+    lines.append(
+        f"line mutants: all {caught['kept']} outside hunk {droppable} fail the task's tests; "
+        f"in hunk {droppable}: {caught['droppable']} fail them, {equivalent} harmless (the "
+        "whole suite passes)"
+    )
+
+
+def _gold_docstrings(ws: Workspace, patch: str) -> dict[str, set[int]]:
+    """Docstring lines of the files gold touches, as gold leaves them."""
+    ws.reset()
+    ws.apply(patch, "gold patch")
+    return {
+        path: docstring_lines((ws.dir / path).read_text(encoding="utf-8"))
+        for path in touched_files(patch)
+        if path.endswith(".py") and (ws.dir / path).exists()
+    }
 
 
 def _check_mutants(ws: Workspace, task: dict, test: Step, graded: list[str], lines) -> None:
@@ -771,16 +902,9 @@ def _check_mutants(ws: Workspace, task: dict, test: Step, graded: list[str], lin
     variants: list[Step] = []
     if len(hunks(patch)) > 1:
         variants += [(drop_hunk(patch, i), f"hunk {i}") for i in range(len(hunks(patch)))]
-    ws.reset()
-    ws.apply(patch, "gold patch")
-    docstrings = {
-        path: docstring_lines((ws.dir / path).read_text(encoding="utf-8"))
-        for path in touched_files(patch)
-        if path.endswith(".py") and (ws.dir / path).exists()
-    }
     variants += [
         (drop_added_line(patch, h, i), f"added line {text.strip()!r}")
-        for h, i, text in added_lines(patch, docstrings)
+        for h, i, text in added_lines(patch, _gold_docstrings(ws, patch))
     ]
     survivors = []
     for variant, what in variants:
@@ -854,7 +978,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = sub.add_parser("check", help="verify every task end to end")
     run.add_argument("--only", nargs="*", default=[], help="instance ids to check")
     run.add_argument("-j", "--jobs", type=int, default=None, help="tasks checked at once")
-    run.add_argument("--quick", action="store_true", help="skip the robust mutation runs")
+    run.add_argument("--quick", action="store_true", help="skip the mutation runs")
     base = sub.add_parser("base-commit", help="print the base commit of a library folder")
     base.add_argument("repo_dir", type=Path)
     sub.add_parser("lint", help="structural checks only, no test runs")

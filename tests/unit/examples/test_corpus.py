@@ -249,6 +249,44 @@ def test_drop_added_line_recounts():
     assert "@@ -10,3 +10,3 @@ def f():" in dropped
 
 
+def test_replace_added_line_keeps_the_counts():
+    (hunk_index, line_index, _text), *_ = corpus.added_lines(_TWO_HUNKS)
+    replaced = corpus.replace_added_line(_TWO_HUNKS, hunk_index, line_index, "pass")
+    assert "+pass\n" in replaced
+    assert "+b = 2" not in replaced
+    assert "@@ -1,3 +1,4 @@" in replaced
+    assert "@@ -10,3 +11,3 @@ def f():" in replaced
+
+
+def test_line_mutants_of_a_guard():
+    assert corpus.line_mutants("        if piece is not None:") == [
+        "        if True:",
+        "        if False:",
+        "        if piece is None:",
+    ]
+    assert corpus.line_mutants("    elif start >= end:") == [
+        "    elif True:",
+        "    elif False:",
+        "    elif start < end:",
+    ]
+
+
+def test_line_mutants_of_a_statement():
+    assert corpus.line_mutants("    pieces.append(piece)") == ["    pass"]
+    assert corpus.line_mutants("    ok = key not in seen and n <= 3") == [
+        "    pass",
+        "    ok = key in seen and n <= 3",
+        "    ok = key not in seen and n > 3",
+    ]
+
+
+def test_line_mutants_leave_loops_strings_and_open_lines_alone():
+    assert corpus.line_mutants("    names = [n for n in found if n]") == ["    pass"]
+    assert corpus.line_mutants("    return '<' + x") == ["    pass"]
+    assert corpus.line_mutants("    call(") == []
+    assert corpus.line_mutants("    pass") == []
+
+
 def test_docstring_lines_are_not_code():
     source = 'def f():\n    """Doc\n    more."""\n    return 1\n'
     assert corpus.docstring_lines(source) == {2, 3}
