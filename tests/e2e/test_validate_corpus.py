@@ -22,11 +22,11 @@ def test_validate_flags_exactly_the_broken_and_flaky_tasks(
         for line in done.stdout.splitlines()
         if line.count("│") >= 3 and "__" in line
     }
-    assert set(rows) == set(labels)
+    assert set(rows) == set(labels), done.stdout[-3000:] + done.stderr[-3000:]
     flagged = {task for task, verdict in rows.items() if verdict in {"broken", "flaky", "error"}}
     assert flagged == {task for task, label in labels.items() if not label["valid"]}
     for task, label in labels.items():
         if label["label"] in {"broken", "flaky"}:
-            assert rows[task] == label["label"], task
+            assert rows[task] == label["label"], done.stdout[-3000:]
     assert rows["mdtable__mdtable-3"] == "empty-passes"  # reported, and still a valid environment
     assert "16 passed, 2 flagged" in done.stdout

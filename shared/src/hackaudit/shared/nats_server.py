@@ -41,7 +41,7 @@ def free_port() -> int:
 class EmbeddedNats:
     """A nats-server child process. Use as a context manager; `url` is where it listens."""
 
-    def __init__(self, data_dir: Path, *, port: int | None = None, start_timeout_s: float = 10.0):
+    def __init__(self, data_dir: Path, *, port: int | None = None, start_timeout_s: float = 30.0):
         self.data_dir = data_dir
         self.port = port or free_port()
         self.start_timeout_s = start_timeout_s
