@@ -214,6 +214,11 @@ def status() -> None:
         table.add_row(c.name, c.subject, str(c.waiting), str(c.in_progress),
                       str(c.redelivered), str(c.delivered - c.in_progress))  # fmt: skip
     console.print(table)
+    stages = Table(title="tasks by stage (messages kept on the bus)")
+    for stage in snapshot.tasks_by_stage:
+        stages.add_column(stage, justify="right")
+    stages.add_row(*(str(n) for n in snapshot.tasks_by_stage.values()))
+    console.print(stages)
     console.print(f"messages on the bus: {snapshot.messages}")
     if not snapshot.dead_letters:
         console.print("dead letters: none")

@@ -84,11 +84,22 @@ class ConsumerState:
     delivered: int
 
 
+STAGE_SUBJECTS = {
+    "ingested": subjects.TASK_INGESTED,
+    "attack requested": subjects.ATTACK_REQUESTED,
+    "attack completed": subjects.ATTACK_COMPLETED,
+    "scored": subjects.TASK_SCORED,
+    "repair requested": subjects.REPAIR_REQUESTED,
+    "repair completed": subjects.REPAIR_COMPLETED,
+}
+
+
 @dataclass(frozen=True)
 class Snapshot:
     messages: int
     consumers: list[ConsumerState]
     dead_letters: list[DeadLetter]
+    tasks_by_stage: dict[str, int]
 
 
 async def snapshot(url: str, *, dead_letter_limit: int = 50) -> Snapshot:
@@ -99,7 +110,7 @@ async def snapshot(url: str, *, dead_letter_limit: int = 50) -> Snapshot:
         try:
             info = await js.stream_info(subjects.STREAM)
         except NotFoundError:
-            return Snapshot(0, [], [])
+            return Snapshot(0, [], [], {})
         consumers = []
         for c in await js.consumers_info(subjects.STREAM):
             consumers.append(
@@ -122,6 +133,11 @@ async def snapshot(url: str, *, dead_letter_limit: int = 50) -> Snapshot:
             for seq in range(first, dl.state.last_seq + 1):
                 raw = await js.get_msg(subjects.DEAD_LETTER_STREAM, seq)
                 letters.append(DeadLetter.model_validate_json(raw.data or b""))
-        return Snapshot(info.state.messages, sorted(consumers, key=lambda c: c.name), letters)
+        counts = await js.stream_info(subjects.STREAM, subjects_filter=subjects.EVERYTHING)
+        per_subject = counts.state.subjects or {}
+        stages = {stage: per_subject.get(subject, 0) for stage, subject in STAGE_SUBJECTS.items()}
+        return Snapshot(
+            info.state.messages, sorted(consumers, key=lambda c: c.name), letters, stages
+        )
     finally:
         await nc.close()

@@ -86,6 +86,7 @@ def test_up_submit_status_and_dead_letters(tmp_path: Path) -> None:
                 break
             time.sleep(0.5)
         assert "scorer-ingested" in status.stdout
+        assert "tasks by stage" in status.stdout
         assert "hackaudit.task.ingested" in status.stdout
         assert "dead letters (1)" in status.stdout
         assert "invalid TaskIngested" in status.stdout
