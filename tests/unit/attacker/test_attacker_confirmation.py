@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox, failed, passed
@@ -14,6 +12,7 @@ from hackaudit.attacker.domain.confirmation import (
     ConfirmationConfig,
     SuiteScope,
     by_construction,
+    compare_probes,
     compare_tests,
     verdict,
 )
@@ -129,16 +128,15 @@ def scripted(
             return passed([*graded, held])
         if request.purpose is not RunPurpose.PROBE:
             return None
-        if request.test_patch and "test_hackaudit_probe_record" in request.test_patch:
-            lines = [
-                f"{probes.MARKER} {json.dumps([i, f'returns {i}'])}" for i in range(len(cases))
+        if request.test_patch:  # the probe
+            differs = probe_differs and not gold
+            names = [
+                f"{probes.PROBE_PATH}::HackauditProbe::test_case{i}_"
+                + ("b" if differs and i == 1 else "a") * 12
+                + f"_returns_{i + 1 if differs and i == 1 else i}"
+                for i in range(len(cases))
             ]
-            return passed([probes.RECORD_TEST], log_tail="noise\n" + "\n".join(lines) + "\n")
-        if request.test_patch:  # the check phase
-            ids = list(request.task.fail_to_pass)
-            if gold or not probe_differs:
-                return passed(ids)
-            return failed({**dict.fromkeys(ids, P), ids[1]: F})
+            return passed([probes.loaded_test(task), *names])
         suite = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
         if gold or not suite_broken:
             return passed(suite)
@@ -169,22 +167,50 @@ async def test_held_back_test_failure_confirms_and_gold_runs_once(tiny) -> None:
 
 async def test_probe_difference_confirms_with_the_input(tiny) -> None:
     sandbox = ScriptedSandbox([scripted(tiny.task, probe_differs=True)])
-    v, evidence = await _confirmer(tiny.task, sandbox).confirm(_candidate(), _accepted(tiny.task))
+    confirmer = _confirmer(tiny.task, sandbox)
+    v, evidence = await confirmer.confirm(_candidate(), _accepted(tiny.task))
     assert v is CandidateVerdict.EXPLOIT
-    assert "differential probes" in evidence
+    case = probes.plan(tiny.task)[1].describe()
+    assert f"differential probes: 1 of {len(probes.plan(tiny.task))} probe cases differ" in evidence
+    assert f"{case}: gold returns_1, candidate returns_2" in evidence
+    gold, candidate = [r for r in sandbox.requests if r.purpose is RunPurpose.PROBE]
     assert (
-        "test_hackaudit_probe[case1] (FAILED): pkg.core." in evidence
-        and "-> gold returns 1" in evidence
+        gold.repeats == 3 and gold.candidate is not None and gold.candidate.diff == tiny.task.patch
     )
-    probe_runs = [r for r in sandbox.requests if r.purpose is RunPurpose.PROBE]
-    record, gate, candidate = probe_runs
-    assert record.repeats == 3 and record.task.fail_to_pass == (probes.RECORD_TEST,)
-    assert "test_hackaudit_probe.py" in (record.task.test_command or "")
-    assert gate.candidate is not None and gate.candidate.diff == tiny.task.patch
+    assert gold.task.fail_to_pass == (probes.loaded_test(tiny.task),)
+    assert (gold.task.test_command or "").startswith("PYTHONHASHSEED=0 python -m pytest")
+    assert candidate.test_patch == gold.test_patch and "HackauditProbe" in (gold.test_patch or "")
     assert (
         candidate.candidate is not None and candidate.candidate.provenance.strategy == "partial_fix"
     )
-    assert "EXPECTED = {" in (candidate.test_patch or "")
+    await confirmer.confirm(
+        _candidate(diff="--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+c\n"), _accepted(tiny.task)
+    )
+    assert (
+        sum(
+            r.candidate.diff == tiny.task.patch
+            for r in sandbox.requests
+            if r.candidate and r.purpose is RunPurpose.PROBE
+        )
+        == 1
+    )
+
+
+def test_compare_probes_notes() -> None:
+    cases = [probes.ProbeCase(("m",), "f", (1,))]
+    ok = RunResult(status=RunStatus.COMPLETED, tests={})
+    assert compare_probes(cases, [ok], _run({}, RunStatus.TIMEOUT)).note == (
+        "candidate run ended timeout"
+    )
+    assert compare_probes(cases, [ok], ok).note == "gold's probe outcomes not recorded or unstable"
+
+
+def test_held_back_note_says_when_every_test_is_graded() -> None:
+    result = compare_tests(Check.HELD_BACK, [_run({"a": P})], _run({"a": P}), exclude=("a",))
+    assert (
+        result.evidence is None
+        and result.note == "none held back: all 1 tests gold passes are graded"
+    )
 
 
 async def test_wider_suite_failure_confirms(tiny) -> None:

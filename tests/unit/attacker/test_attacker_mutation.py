@@ -39,6 +39,16 @@ CASES = [
     ("return_value", "    return True", ["    return None", "    return False"], []),
     ("return_value", "    return 0.0", ["    return None", "    return 1"], []),
     ("return_value", "    return", [], ["    return None"]),
+    (
+        "argument_swap",
+        "    return [dict(zip(self.headers, row)) for row in self.rows]",
+        ["    return [dict(zip(row, self.headers)) for row in self.rows]"],
+        [],
+    ),
+    ("argument_swap", "    if isinstance(x, str):", ["    if isinstance(str, x):"], []),
+    ("argument_swap", "    f(a, a)", [], ["    f(a, a)"]),
+    ("argument_swap", "    f(*args, **kwargs)", [], ["    f(**kwargs, *args)"]),
+    ("argument_swap", "    f(a, b, x)", [], ["    f(b, a, x)"]),
     ("statement_deletion", "    total += v", ["    pass"], []),
     ("statement_deletion", "    raise ValueError(x)", ["    pass"], []),
     ("statement_deletion", "    log(x)", ["    pass"], []),
@@ -49,7 +59,7 @@ CASES = [
 
 @pytest.mark.parametrize(("operator", "line", "expected", "absent"), CASES)
 def test_operator(operator: str, line: str, expected: list[str], absent: list[str]) -> None:
-    fragment = ["def f(a, b, x, y, n, k, seen, done, v, args, kwargs):", line, "    pass"]
+    fragment = ["def f(self, a, b, x, y, n, k, seen, done, v, args, kwargs):", line, "    pass"]
     texts = [m.text for m in line_mutants(fragment, 1, operator)]
     for text in expected:
         assert text in texts
@@ -81,3 +91,11 @@ def test_every_gold_mutant_applies_and_changes_only_added_lines(tiny) -> None:
         assert c.provenance.strategy == "mutation"
         assert c.provenance.parent_id is not None
     assert len({c.content_hash for c in produced}) == len(produced)
+
+
+def test_mutants_are_interleaved_by_operator(tiny) -> None:
+    produced = mutants(tiny.task)
+    operators = [c.provenance.detail.split(":")[0] for c in produced]
+    distinct = list(dict.fromkeys(operators))
+    assert operators[: len(distinct)] == distinct  # one of each before a second of any
+    assert distinct == [op for op in OPERATORS if op in distinct]

@@ -38,6 +38,29 @@ def test_partial_fixes_that_would_not_parse_are_left_out(tiny) -> None:
         assert not ("        return False" in added and "    if n is None:" not in added)
 
 
+DOCUMENTED = '''diff --git a/pkg/m.py b/pkg/m.py
+--- a/pkg/m.py
++++ b/pkg/m.py
+@@ -1,3 +1,7 @@
+ def f(x):
+-    """Old."""
+-    return x
++    """New text.
++
++    More text.
++    """
++    # why
++    return x + 1
+'''
+
+
+def test_partial_fixes_that_only_revert_text_are_left_out(tiny) -> None:
+    task = tiny.task.model_copy(update={"patch": DOCUMENTED})
+    produced = partial.partial_fixes(task)
+    assert produced  # each reverts the one line of code, whatever text goes with it
+    assert all("+    return x + 1" not in c.diff for c in produced)
+
+
 def test_every_harness_variant_is_produced_and_applies(tiny) -> None:
     produced = harness.harness_exploits(tiny.task)
     variants = {c.provenance.detail.split(":")[0] for c in produced}

@@ -1,8 +1,6 @@
-"""Probe files and commands, the LLM prompt and reply parsing, and the state/cache stores."""
+"""Suite commands, the LLM prompt and reply parsing, and the state/cache stores."""
 
 from __future__ import annotations
-
-import ast
 
 import pytest
 
@@ -29,45 +27,6 @@ from hackaudit.shared.contracts import (
 )
 
 
-def test_probe_plan_uses_test_literals_and_generated_values(tiny) -> None:
-    cases = probes.plan(tiny.task)
-    calls = [(c.function, c.args) for c in cases]
-    assert ("is_even", (4,)) in calls and ("is_even", (None,)) in calls
-    assert ("mean", ([],)) in calls and ("mean", ([1, 2, 3],)) in calls
-    assert ("is_even", (5,)) in calls  # a variation of a test literal
-    assert all(c.function != "area" for c in cases)  # methods are not probed
-    for expected in (None, {0: "returns True"}):
-        ast.parse(probes.source(cases, expected))
-
-
-@pytest.mark.parametrize(
-    ("log", "expected"),
-    [
-        (
-            f'x\n{probes.MARKER} [0, "returns 1"]\n{probes.MARKER} [1, "raises KeyError"]\n',
-            {0: "returns 1", 1: "raises KeyError"},
-        ),
-        (f"{probes.MARKER} not json\n", {}),
-        ("nothing here", {}),
-    ],
-)
-def test_recorded_outputs(log: str, expected: dict[int, str]) -> None:
-    assert probes.recorded(log) == expected
-
-
-def test_only_outputs_stable_across_repeats_are_kept() -> None:
-    a = RunResult(
-        status=RunStatus.COMPLETED,
-        log_tail=f'{probes.MARKER} [0, "returns 1"]\n{probes.MARKER} [1, "returns <obj at 0x1>"]',
-    )
-    b = RunResult(
-        status=RunStatus.COMPLETED,
-        log_tail=f'{probes.MARKER} [0, "returns 1"]\n{probes.MARKER} [1, "returns <obj at 0x2>"]',
-    )
-    assert probes.stable_outputs([a, b]) == {0: "returns 1"}
-    assert probes.stable_outputs([a, RunResult(status=RunStatus.TIMEOUT)]) == {}
-
-
 @pytest.mark.parametrize(
     ("command", "scope", "expected"),
     [
@@ -79,6 +38,12 @@ def test_only_outputs_stable_across_repeats_are_kept() -> None:
         ),
         ("source env && pytest -rA tests/test_core.py", "near", "source env && pytest -rA tests"),
         ("./tests/runtests.py --verbosity 2 utils_tests", "near", None),
+        (
+            "python -m unittest -v",
+            "near",
+            "python -m unittest discover -v -s tests -t . # {tests}",
+        ),
+        ("python -m unittest -v", "full", "python -m unittest discover -v -s . -t . # {tests}"),
         (None, "near", "python -m pytest -rA -p no:cacheprovider tests"),
     ],
 )

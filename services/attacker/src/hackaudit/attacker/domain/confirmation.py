@@ -8,8 +8,10 @@ alternative fix. It is an EXPLOIT only when
 * it fails a check that gold passes:
   - *held-back tests*: tests the task's own command runs that are in neither FAIL_TO_PASS nor
     PASS_TO_PASS (gold passes them on every repeat, the candidate does not);
-  - *differential probes* (`probes`): an input on which its output differs from gold's;
-  - the *wider suite*: the task's test directories (or the whole repository) run on both.
+  - *differential probes* (`probes`): an input on which its outcome differs from gold's, where
+    gold gives the same outcome on every repeat;
+  - the *wider suite*: the task's test directories (or the whole repository) run on both, with
+    pytest or unittest, whichever the task uses.
 
 Otherwise it is UNCONFIRMED: reported with what was checked, never counted. These rules are pure;
 the service layer runs the sandbox and hands the results in.
@@ -22,6 +24,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hackaudit.attacker.domain import probes
+from hackaudit.attacker.domain.probes import MAX_CASES as MAX_PROBE_CASES
 from hackaudit.attacker.domain.strategies.harness import NAME as HARNESS
 from hackaudit.shared.contracts import (
     Candidate,
@@ -55,7 +59,7 @@ class ConfirmationConfig(BaseModel):
     held_back: bool = True
     probes: bool = True
     suite_scope: SuiteScope = SuiteScope.NEAR
-    max_probe_cases: int = Field(default=40, ge=1)
+    max_probe_cases: int = Field(default=MAX_PROBE_CASES, ge=1)
     probe_timeout_s: float | None = Field(default=600.0, gt=0)
     suite_timeout_s: float | None = Field(default=None, gt=0)
 
@@ -109,9 +113,14 @@ def compare_tests(
     """Evidence when a test gold passes (every repeat) does not pass for the candidate."""
     if candidate.status is not RunStatus.COMPLETED:
         return CheckResult(check=check, note=f"candidate run ended {candidate.status.value}")
-    reference = passing_in_all(gold) - set(exclude)
+    passing = passing_in_all(gold)
+    reference = passing - set(exclude)
     if not reference:
-        return CheckResult(check=check, note="no test that gold passes on every repeat")
+        if passing:
+            note = f"none held back: all {len(passing)} tests gold passes are graded"
+        else:
+            note = "no test that gold passes on every repeat"
+        return CheckResult(check=check, note=note)
     broken = sorted(t for t in reference if candidate.tests.get(t) is not TestStatus.PASSED)
     if not broken:
         return CheckResult(check=check, note=f"{len(reference)} tests agree with gold")
@@ -128,6 +137,32 @@ def compare_tests(
         + more
     )
     return CheckResult(check=check, evidence=evidence)
+
+
+def compare_probes(
+    cases: Sequence[probes.ProbeCase], gold: Sequence[RunResult], candidate: RunResult
+) -> CheckResult:
+    """Evidence when the candidate's outcome differs from gold's on a case gold is stable on."""
+    if candidate.status is not RunStatus.COMPLETED:
+        return CheckResult(check=Check.PROBES, note=f"candidate run ended {candidate.status.value}")
+    reference = probes.reference(gold)
+    if not reference:
+        note = "gold's probe outcomes not recorded or unstable"
+        return CheckResult(check=Check.PROBES, note=note)
+    found = probes.differences(cases, reference, probes.outputs(candidate))
+    if not found:
+        return CheckResult(check=Check.PROBES, note=f"{len(reference)} probe cases agree with gold")
+    listed = [
+        f"{cases[i].describe()}: gold {g.head[:80] or g.tag}, candidate {c.head[:80] or c.tag}"
+        for i, g, c in found[:MAX_LISTED]
+    ]
+    more = f" and {len(found) - MAX_LISTED} more" if len(found) > MAX_LISTED else ""
+    evidence = (
+        f"{len(found)} of {len(reference)} probe cases differ from gold: "
+        + "; ".join(listed)
+        + more
+    )
+    return CheckResult(check=Check.PROBES, evidence=evidence)
 
 
 def graded_tests(task: Task) -> set[str]:

@@ -308,6 +308,7 @@ class Slot:
     removed: str | None
     added: str | None
     added_index: int | None  # index of the added line inside the hunk
+    removed_index: int | None = None  # index of the removed line inside the hunk
 
 
 def _groups(hunk: Hunk) -> list[list[int]]:
@@ -367,6 +368,7 @@ def slots(patch: Patch) -> list[Slot]:
                             removed=hunk.lines[r].text if r is not None else None,
                             added=hunk.lines[a].text if a is not None else None,
                             added_index=a,
+                            removed_index=r,
                         )
                     )
     return out

@@ -2,8 +2,8 @@
 
 Each round proposes up to K candidates (AuditOptions.candidates_per_round) and grades them;
 there are R rounds (AuditOptions.rounds), or fewer when `stop_when_hackable` is set and an
-exploit is confirmed. Offline candidates are mixed by round: round 1 takes the most promising
-families (harness exploits, special-casing, partial fixes), later rounds lean on mutants, with
+exploit is confirmed. Offline candidates are mixed by round: round 1 takes one of each family
+and a second mutant, later rounds are mostly mutants and a partial fix, with
 the LLM (when there is one) taking its share of every round. A candidate whose patch was
 already proposed for the task (same `Candidate.content_hash`), or that equals gold, never
 reaches the sandbox twice.
@@ -37,15 +37,16 @@ from hackaudit.shared.contracts import (
 
 # Share of a round's offline slots per family: round 1, then every later round.
 FIRST_ROUND_MIX: Mapping[Category, float] = {
-    Category.HARNESS: 0.4,
+    Category.HARNESS: 0.2,
     Category.SPECIAL_CASE: 0.2,
-    Category.PARTIAL_FIX: 0.4,
-}
-LATER_ROUND_MIX: Mapping[Category, float] = {
-    Category.MUTATION: 0.6,
     Category.PARTIAL_FIX: 0.2,
-    Category.HARNESS: 0.1,
-    Category.SPECIAL_CASE: 0.1,
+    Category.MUTATION: 0.4,
+}
+# Mutants are where accepted-but-wrong candidates come from most often; one harness exploit
+# (the first, a conftest hook) is enough to show a harness hole, so later rounds skip them.
+LATER_ROUND_MIX: Mapping[Category, float] = {
+    Category.MUTATION: 0.8,
+    Category.PARTIAL_FIX: 0.2,
 }
 # When a family runs dry, its slots go to the others in this order.
 FILL_ORDER = (Category.HARNESS, Category.SPECIAL_CASE, Category.PARTIAL_FIX, Category.MUTATION)

@@ -1,22 +1,27 @@
-"""Differential probes: run gold and a candidate on the same inputs and compare what they return.
+"""Differential probes: run gold and a candidate on the same inputs and compare what they give.
 
-A probe is a generated pytest file that calls the top-level functions gold changes with inputs
-taken from the tests' literals (and variations of them) plus a few simple generated values. It
-runs in two phases, both in the sandbox:
+A probe is a generated test module that calls, on fixed inputs,
 
-1. *record* — on gold (repeated), each case prints `HACKAUDIT-PROBE [index, "returns <repr>"]`
-   (or `raises <Type>`); cases whose output differs between repeats are dropped as unstable;
-2. *check* — a second file asserts gold's recorded outputs, one parametrised test per case. It
-   must pass on gold (the gate) and is then run on the candidate: a case gold passes and the
-   candidate fails is a concrete input on which the two behave differently.
+* the functions gold changes (top-level ones with the tests' inputs, values beside them and
+  generic values; methods on instances built the way the tests build them);
+* the functions and classes the tests call — the public entry points the tests go through — with
+  the tests' inputs and values beside them (`probe_inputs`).
 
-The check phase needs nothing but per-test statuses, so only the record phase reads the log.
-The same file is what a repairer can adopt as a regression test.
+Each case's outcome — the value returned in a stable form (repr without memory addresses, the
+state of an object without a repr of its own, sets sorted, iterators drained) or the type of the
+exception raised — is computed twice when the module is imported (a case whose two outcomes
+differ is *unstable*) and written, as a digest and a readable head, into the name of one test
+method. The runner's own report carries the names, so nothing depends on a log tail, and the same
+file runs under pytest and under unittest. Hash randomisation is switched off for the run.
+
+Gold runs the probe several times; a case counts only when every gold run gives it the same
+outcome. A candidate differs from gold when its outcome for such a case differs. For a private
+helper (`_name`) a case where gold raises is left out: that input is outside what the helper is
+ever given, and a difference there says nothing about the patch.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from collections.abc import Sequence
@@ -25,211 +30,306 @@ from typing import Any
 
 from hackaudit.attacker.domain import diffs, pysource, targets
 from hackaudit.attacker.domain.layout import layout
-from hackaudit.attacker.domain.test_literals import extract, is_literal_value
+from hackaudit.attacker.domain.probe_inputs import Inputs, input_sets, pool_sets
+from hackaudit.attacker.domain.probe_source import CLASS, LOADED, PROBE_PATH, render
+from hackaudit.attacker.domain.test_literals import TestLiterals, extract, is_literal_value
 from hackaudit.shared.contracts import RunResult, RunStatus, Task
 
-PROBE_PATH = "test_hackaudit_probe.py"
-MARKER = "HACKAUDIT-PROBE"
-RECORD_TEST = f"{PROBE_PATH}::test_hackaudit_probe_record"
+__all__ = ["PROBE_PATH", "Output", "ProbeCase", "plan", "probe_command", "suite_command"]
 
-_POOL: tuple[Any, ...] = (0, 1, -1, 2, 10, "", "a", "abc", None, [], [1, 2, 3], (), True, 0.5, {})
+MAX_CASES = 400
+PER_CALLABLE = 60
+MAX_INITS = 4
+UNSTABLE = ("unstable", "timeout")
+_NAME = re.compile(r"test_case(\d+)_([0-9a-f]{12}|unstable|timeout)_?(\w*)")
 _PYTEST = re.compile(r"(?:\S*python[\d.]*\s+-m\s+)?\S*pytest\b")
-_LINE = re.compile(rf"^{MARKER} (\[.*\])\s*$", re.MULTILINE)
+_UNITTEST = re.compile(r"\S*python[\d.]*\s+-m\s+unittest\b")
+_CLASS = re.compile(r"^(\s*)class\s+([A-Za-z_]\w*)")
 
 
 @dataclass(frozen=True)
 class ProbeCase:
-    module: str
-    function: str
+    modules: tuple[str, ...]  # where `function` is looked up, first match wins
+    function: str  # dotted: "f", "Class" (a constructor call) or "Class.method"
     args: tuple[Any, ...]
     kwargs: tuple[tuple[str, Any], ...] = ()
+    init: Inputs | None = None  # for "Class.method": how the instance is built
+    strict: bool = True  # False: a case gold raises on is no evidence (private helpers)
 
     def describe(self) -> str:
-        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs]
-        return f"{self.module}.{self.function}({', '.join(parts)})"[:200]
+        call = ", ".join([repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs])
+        owner = self.function
+        if self.init is not None:
+            cls, _, method = self.function.rpartition(".")
+            init_args, init_kwargs = self.init
+            built = ", ".join([repr(a) for a in init_args] + [f"{k}={v!r}" for k, v in init_kwargs])
+            owner = f"{cls}({built}).{method}"
+        return f"{owner}({call})"[:240]
+
+    def row(self) -> str:
+        return repr((self.modules, self.function, self.args, self.kwargs, self.init))
 
 
-def _variants(value: Any) -> list[Any]:
-    if isinstance(value, bool):
-        return [not value]
-    if isinstance(value, int):
-        return [value + 1, value - 1, 0, -value]
-    if isinstance(value, float):
-        return [value + 1.0, value - 1.0, 0.0, -value]
-    if isinstance(value, str):
-        return ["", value + "x", value.upper(), value[:-1]]
-    if isinstance(value, list | tuple):
-        kind = type(value)
-        return [kind(), kind(reversed(value)), value[:-1], kind([*value, *value[-1:]])]
-    return []
+# --- planning ----------------------------------------------------------------------------------
 
 
-def _arg_sets(
-    required: int, positional: int, test_args: list[tuple[Any, ...]], pool: list[Any]
-) -> list[tuple[Any, ...]]:
-    out: list[tuple[Any, ...]] = list(test_args)
-    for args in test_args:
-        for i, value in enumerate(args):
-            for new in _variants(value):
-                out.append((*args[:i], new, *args[i + 1 :]))
-    for n in sorted({required, min(positional, max(required, 1))}):
-        for value in pool:
-            out.append((value,) * n)
+def _class_of(gold: diffs.Patch, fn: targets.ChangedFunction) -> str | None:
+    """The class a changed method belongs to, as far as its hunk (or the @@ line) shows."""
+    hunk = gold.files[fn.file].hunks[fn.hunk]
+    method_indent: int | None = None
+    for side in (hunk.new_side(), hunk.old_side()):
+        for i, line in enumerate(side):
+            if re.match(rf"^\s*(async\s+)?def\s+{re.escape(fn.name)}\s*\(", line):
+                method_indent = len(pysource.indent_of(line))
+                for above in reversed(side[:i]):
+                    match = _CLASS.match(above)
+                    if match and len(match.group(1)) < method_indent:
+                        return match.group(2)
+    match = _CLASS.match(hunk.section)
+    return match.group(2) if match else None
+
+
+def _literal_inputs(literals: TestLiterals, name: str, *, attribute: bool | None) -> list[Inputs]:
+    out = []
+    for case in literals.for_function(name):
+        if attribute is not None and case.via_attribute is not attribute:
+            continue
+        if is_literal_value(case.args) and is_literal_value(case.kwargs):
+            out.append(case.inputs)
     return out
 
 
-def plan(task: Task, max_cases: int = 40, per_function: int = 16) -> list[ProbeCase]:
-    """Probe cases for the top-level functions gold changes (empty when none can be probed)."""
+def _fits(sig: pysource.Signature | None, inputs: Inputs) -> bool:
+    if sig is None:
+        return True
+    args, kwargs = inputs
+    params = sig.call_params
+    required = sig.required - (1 if sig.is_method else 0)
+    if len(args) > len(params) and not sig.varargs:
+        return False
+    names = set(params[len(args) :]) | set(sig.keyword_only)
+    if any(k not in names and not sig.varkw for k, _ in kwargs):
+        return False
+    return len(args) + sum(1 for k, _ in kwargs if k in params) >= required
+
+
+def _arities(sig: pysource.Signature) -> list[int]:
+    params = len(sig.call_params)
+    required = sig.required - (1 if sig.is_method else 0)
+    return sorted({required, min(params, max(required, 1))})
+
+
+def _function_cases(
+    fn: targets.ChangedFunction, module: str, literals: TestLiterals, constants: list[Any]
+) -> list[ProbeCase]:
+    sig = fn.signature
+    assert sig is not None
+    found = [i for i in _literal_inputs(literals, fn.name, attribute=None) if _fits(sig, i)]
+    inputs = input_sets(found, PER_CALLABLE) + pool_sets(_arities(sig), constants)
+    strict = not fn.name.startswith("_")
+    return [
+        ProbeCase((module,), fn.name, args, kwargs, strict=strict)
+        for args, kwargs in inputs
+        if _fits(sig, (args, kwargs))
+    ]
+
+
+def _method_cases(
+    fn: targets.ChangedFunction,
+    cls: str,
+    modules: tuple[str, ...],
+    literals: TestLiterals,
+    constants: list[Any],
+) -> list[ProbeCase]:
+    sig = fn.signature
+    assert sig is not None
+    inits = input_sets(_literal_inputs(literals, cls, attribute=None) or [((), ())], MAX_INITS)
+    found = [i for i in _literal_inputs(literals, fn.name, attribute=True) if _fits(sig, i)]
+    calls = input_sets(found, PER_CALLABLE) if found else []
+    if not calls:
+        calls = [i for i in pool_sets(_arities(sig), constants) if _fits(sig, i)]
+    strict = not fn.name.startswith("_")
+    return [
+        ProbeCase(modules, f"{cls}.{fn.name}", args, kwargs, init=init, strict=strict)
+        for args, kwargs in calls
+        for init in inits
+    ]
+
+
+def _called_names(literals: TestLiterals, package: str | None, modules: Sequence[str]) -> list[str]:
+    """Names the tests call directly (`f(...)`) or on a module (`pkg.f(...)`), in test order."""
+    module_words = {package, *(m for name in modules for m in name.split("."))} - {None}
+    out: list[str] = []
+    for case in literals.cases:
+        name = case.function
+        if name.startswith(("test", "assert", "_")) or name in out:
+            continue
+        if case.via_attribute:
+            root = (case.receiver or "").split(".")[0]
+            if root not in module_words:
+                continue
+        out.append(name)
+    return out
+
+
+def _interleave(groups: Sequence[Sequence[ProbeCase]], limit: int) -> list[ProbeCase]:
+    out: list[ProbeCase] = []
+    seen: set[str] = set()
+    depth = max((len(g) for g in groups), default=0)
+    for rank in range(depth):
+        for group in groups:
+            if rank < len(group) and len(out) < limit:
+                key = group[rank].row()
+                if key not in seen:
+                    seen.add(key)
+                    out.append(group[rank])
+    return out
+
+
+def plan(task: Task, max_cases: int = MAX_CASES) -> list[ProbeCase]:
+    """Probe cases for what gold changes and what the tests call (empty when nothing fits)."""
     try:
         gold = diffs.parse_patch(task.patch)
     except diffs.DiffError:
         return []
     literals = extract(task.test_patch)
     constants = list({repr(c): c for c in literals.constants}.values())[:10]
-    pool = [*_POOL, *constants]
-    cases: list[ProbeCase] = []
-    seen: set[str] = set()
+    lay = layout(task.patch, task.test_patch)
+    changed = [m for m in map(pysource.module_name, lay.source_files) if m]
+    tests = [m for m in map(pysource.module_name, lay.test_files) if m]
+    lookup = tuple(dict.fromkeys([*tests, *([lay.package] if lay.package else []), *changed]))
+    groups: list[list[ProbeCase]] = []
+    probed: set[str] = set()
     for fn in targets.changed_functions(gold):
         sig = fn.signature
         module = pysource.module_name(fn.path)
-        if not fn.top_level or sig is None or sig.is_method or sig.is_async or module is None:
+        if sig is None or sig.is_async or module is None:
             continue
-        test_args = [
-            c.args for c in literals.for_function(fn.name) if not c.kwargs and not c.via_attribute
-        ]
-        count = 0
-        for args in _arg_sets(sig.required, len(sig.positional), test_args, pool):
-            if len(args) < sig.required or (len(args) > len(sig.positional) and not sig.varargs):
-                continue
-            case = ProbeCase(module, fn.name, args)
-            key = repr(case)
-            if key in seen or not is_literal_value(args):
-                continue
-            seen.add(key)
-            cases.append(case)
-            count += 1
-            if count >= per_function or len(cases) >= max_cases:
-                break
-        if len(cases) >= max_cases:
-            break
-    return cases
+        if fn.top_level and not sig.is_method:
+            groups.append(_function_cases(fn, module, literals, constants))
+            probed.add(fn.name)
+        elif sig.is_method and sig.positional[0] == "self":
+            cls = _class_of(gold, fn)
+            if cls is not None:
+                modules = tuple(dict.fromkeys([module, *lookup]))
+                groups.append(_method_cases(fn, cls, modules, literals, constants))
+    for name in _called_names(literals, lay.package, changed):
+        if name in probed:
+            continue
+        found = _literal_inputs(literals, name, attribute=None)
+        groups.append([ProbeCase(lookup, name, a, k) for a, k in input_sets(found, PER_CALLABLE)])
+    return _interleave(groups, max_cases)
 
 
-_HEADER = '''"""Differential probe: calls the functions the reference fix changes."""
-
-import copy
-import importlib
-import json
-
-import pytest
-
-CASES = [
-{cases}
-]
+# --- the file and what a run of it says --------------------------------------------------------
 
 
-def outcome(index):
-    module, name, args, kwargs = CASES[index]
-    try:
-        target = importlib.import_module(module)
-        for part in name.split("."):
-            target = getattr(target, part)
-        text = "returns " + repr(target(*copy.deepcopy(args), **copy.deepcopy(dict(kwargs))))
-    except Exception as exc:
-        text = "raises " + type(exc).__name__
-    return text[:300]
-'''
-
-_RECORD = f"""
-
-def test_hackaudit_probe_record():
-    for index in range(len(CASES)):
-        print("\\n{MARKER} " + json.dumps([index, outcome(index)]))
-"""
-
-_CHECK = """
-
-EXPECTED = {{
-{expected}
-}}
+def source(cases: Sequence[ProbeCase]) -> str:
+    return render([c.row() for c in cases])
 
 
-@pytest.mark.parametrize("index", sorted(EXPECTED), ids=[f"case{{i}}" for i in sorted(EXPECTED)])
-def test_hackaudit_probe(index):
-    assert outcome(index) == EXPECTED[index]
-"""
-
-
-def source(cases: Sequence[ProbeCase], expected: dict[int, str] | None = None) -> str:
-    """The probe file: the record phase when `expected` is None, else the check phase."""
-    rows = "\n".join(
-        f"    ({c.module!r}, {c.function!r}, {c.args!r}, {c.kwargs!r})," for c in cases
-    )
-    text = _HEADER.format(cases=rows)
-    if expected is None:
-        return text + _RECORD
-    lines = "\n".join(f"    {i}: {v!r}," for i, v in sorted(expected.items()))
-    return text + _CHECK.format(expected=lines)
-
-
-def patch(cases: Sequence[ProbeCase], expected: dict[int, str] | None = None) -> str:
+def patch(cases: Sequence[ProbeCase]) -> str:
     """The probe file as a new-file diff (used as the run's test patch)."""
-    return diffs.emit_patch(
-        diffs.Patch(files=(diffs.new_file(PROBE_PATH, source(cases, expected)),))
-    )
+    return diffs.emit_patch(diffs.Patch(files=(diffs.new_file(PROBE_PATH, source(cases)),)))
 
 
-def check_test(index: int) -> str:
-    return f"{PROBE_PATH}::test_hackaudit_probe[case{index}]"
+@dataclass(frozen=True)
+class Output:
+    tag: str  # digest of the outcome, or "unstable" / "timeout"
+    head: str  # the outcome's first characters, as a name: "returns_0_0_4", "raises_ValueError"
+
+    @property
+    def comparable(self) -> bool:
+        return self.tag not in UNSTABLE
+
+    @property
+    def raises(self) -> bool:
+        return self.head.startswith("raises")
 
 
-def recorded(log: str) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for raw in _LINE.findall(log):
-        try:
-            index, text = json.loads(raw)
-        except (ValueError, TypeError):
-            continue
-        if isinstance(index, int) and isinstance(text, str):
-            out[index] = text
+def outputs(result: RunResult) -> dict[int, Output]:
+    """Each case's outcome, read from the names of the tests the run reported."""
+    out: dict[int, Output] = {}
+    for name in result.tests:
+        match = _NAME.search(name)
+        if match:
+            out[int(match.group(1))] = Output(match.group(2), match.group(3))
     return out
 
 
-def stable_outputs(results: Sequence[RunResult]) -> dict[int, str]:
-    """Outputs every completed record run agrees on (none when a run did not complete)."""
+def reference(results: Sequence[RunResult]) -> dict[int, Output]:
+    """Gold's outcomes that every run agrees on (nothing when a run did not complete)."""
     if not results or any(r.status is not RunStatus.COMPLETED for r in results):
         return {}
-    runs = [recorded(r.log_tail) for r in results]
-    first = runs[0]
-    return {i: v for i, v in first.items() if all(run.get(i) == v for run in runs[1:])}
+    runs = [outputs(r) for r in results]
+    return {
+        i: o
+        for i, o in runs[0].items()
+        if o.comparable and not o.head.startswith("unresolved") and all(r.get(i) == o for r in runs)
+    }
 
 
-# --- commands --------------------------------------------------------------------------------
+def differences(
+    cases: Sequence[ProbeCase], gold: dict[int, Output], candidate: dict[int, Output]
+) -> list[tuple[int, Output, Output]]:
+    """(case, gold's outcome, the candidate's) for every stable case the two disagree on."""
+    out = []
+    for i, expected in sorted(gold.items()):
+        got = candidate.get(i)
+        if got is None or not got.comparable or i >= len(cases):
+            continue
+        if expected.raises and not cases[i].strict:
+            continue
+        if got.tag != expected.tag:
+            out.append((i, expected, got))
+    return out
 
 
-def _pytest_parts(command: str | None) -> tuple[str, str, str] | None:
-    text = command or "python -m pytest -rA -p no:cacheprovider"
-    match = _PYTEST.search(text)
-    if match is None:
-        return None
-    return text[: match.start()], match.group(0), text[match.end() :]
+# --- commands ----------------------------------------------------------------------------------
+
+
+def runner(task: Task) -> str | None:
+    """ "pytest" or "unittest": the runner the task's tests use, when a probe can use it too."""
+    parser = task.log_parser
+    command = task.test_command or ""
+    if parser == "unittest" or (parser is None and _UNITTEST.search(command)):
+        return "unittest"
+    if parser in (None, "pytest") and (not command or _PYTEST.search(command)):
+        return "pytest"
+    return None
+
+
+def _prefix(command: str | None, pattern: re.Pattern[str]) -> str:
+    match = pattern.search(command or "")
+    return (command or "")[: match.start()] if match else ""
 
 
 def probe_command(task: Task) -> str | None:
-    parts = _pytest_parts(task.test_command)
-    if parts is None:
-        return None
-    return f"{parts[0]}python -m pytest -rA -s -p no:cacheprovider {PROBE_PATH}"
+    """The command that runs the probe file (the sandbox adds the file for unittest)."""
+    kind = runner(task)
+    if kind == "pytest":
+        prefix = _prefix(task.test_command, _PYTEST)
+        return f"{prefix}PYTHONHASHSEED=0 python -m pytest -rA -p no:cacheprovider {PROBE_PATH}"
+    if kind == "unittest":
+        prefix = _prefix(task.test_command, _UNITTEST)
+        return f"{prefix}PYTHONHASHSEED=0 python -m unittest -v"
+    return None
 
 
-def suite_command(task: Task, scope: str) -> str | None:
-    """The task's pytest command widened from its selected tests to the test directories the
-    test patch touches (`near`) or to the whole repository (`full`). None for non-pytest tasks."""
-    parts = _pytest_parts(task.test_command)
-    if parts is None:
+def loaded_test(task: Task) -> str:
+    """The probe's always-passing test, as the task's runner names it."""
+    if runner(task) == "unittest":
+        module = PROBE_PATH.removesuffix(".py")
+        return f"{LOADED} ({module}.{CLASS}.{LOADED})"
+    return f"{PROBE_PATH}::{CLASS}::{LOADED}"
+
+
+def _pytest_suite(task: Task, scope: str) -> str | None:
+    command = task.test_command or "python -m pytest -rA -p no:cacheprovider"
+    match = _PYTEST.search(command)
+    if match is None:
         return None
-    prefix, runner, rest = parts
-    lay = layout(task.patch, task.test_patch)
+    prefix, runner_, rest = command[: match.start()], match.group(0), command[match.end() :]
     try:
         tokens = shlex.split(rest)
     except ValueError:
@@ -250,5 +350,25 @@ def suite_command(task: Task, scope: str) -> str | None:
         kept.append(tok)
     if "-rA" not in kept:
         kept.insert(0, "-rA")
-    targets_ = list(lay.test_dirs) if scope == "near" else []
-    return f"{prefix}{runner} {shlex.join(kept + targets_)}".strip()
+    dirs = list(layout(task.patch, task.test_patch).test_dirs) if scope == "near" else []
+    return f"{prefix}{runner_} {shlex.join(kept + dirs)}".strip()
+
+
+def _unittest_suite(task: Task, scope: str) -> str:
+    dirs = layout(task.patch, task.test_patch).test_dirs
+    start = dirs[0] if scope == "near" and len(dirs) == 1 else "."
+    prefix = _prefix(task.test_command, _UNITTEST)
+    # The sandbox puts the test patch's modules where `{tests}` stands: here, in a shell
+    # comment, so that discovery runs the whole directory instead of those modules alone.
+    return f"{prefix}python -m unittest discover -v -s {shlex.quote(start)} -t . # {{tests}}"
+
+
+def suite_command(task: Task, scope: str) -> str | None:
+    """The task's test command widened from its selected tests to the test directories the
+    test patch touches (`near`) or to the whole repository (`full`); None for other runners."""
+    kind = runner(task)
+    if kind == "pytest":
+        return _pytest_suite(task, scope)
+    if kind == "unittest":
+        return _unittest_suite(task, scope)
+    return None

@@ -37,6 +37,7 @@ class CallCase:
     args: tuple[Any, ...]
     kwargs: tuple[tuple[str, Any], ...]
     expect: Expectation | None
+    receiver: str | None = None  # `pkg.mod` of `pkg.mod.f(...)`, when the receiver is a name
 
     @property
     def inputs(self) -> tuple[tuple[Any, ...], tuple[tuple[str, Any], ...]]:
@@ -83,6 +84,15 @@ def _called_name(call: ast.Call) -> tuple[str, bool] | None:
     return None
 
 
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return None if inner is None else f"{inner}.{node.attr}"
+    return None
+
+
 def _call_case(
     node: ast.AST | None, env: dict[str, Any], expect: Expectation | None
 ) -> CallCase | None:
@@ -97,7 +107,15 @@ def _call_case(
         return None
     if any(v is _UNSET for v in args) or any(v is _UNSET for _, v in kwargs):
         return None
-    return CallCase(named[0], named[1], tuple(args), tuple((str(k), v) for k, v in kwargs), expect)
+    receiver = _dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None
+    return CallCase(
+        named[0],
+        named[1],
+        tuple(args),
+        tuple((str(k), v) for k, v in kwargs),
+        expect,
+        receiver,
+    )
 
 
 def _bind(node: ast.AST, env: dict[str, Any]) -> Any:

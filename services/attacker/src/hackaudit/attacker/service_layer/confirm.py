@@ -15,6 +15,7 @@ from hackaudit.attacker.domain.confirmation import (
     ConfirmationConfig,
     SuiteScope,
     by_construction,
+    compare_probes,
     compare_tests,
     graded_tests,
     verdict,
@@ -106,55 +107,46 @@ class Confirmer:
         )
         return compare_tests(Check.HELD_BACK, gold, result, exclude=graded_tests(self._task))
 
-    def _probe_task(self, command: str, tests: list[str]) -> Task:
+    def _probe_task(self, command: str) -> Task:
         return self._task.model_copy(
-            update={"test_command": command, "fail_to_pass": tuple(tests), "pass_to_pass": ()}
+            update={
+                "test_command": command,
+                "fail_to_pass": (probes.loaded_test(self._task),),
+                "pass_to_pass": (),
+            }
         )
 
     async def _probes(self, candidate: Candidate, result: RunResult) -> CheckResult:
-        cases = probes.plan(self._task, self._config.max_probe_cases)
         command = probes.probe_command(self._task)
-        if not cases or command is None:
-            return CheckResult(check=Check.PROBES, note="no top-level function of gold to probe")
+        if command is None:
+            return CheckResult(check=Check.PROBES, note="the task's runner cannot run a probe")
+        cases = probes.plan(self._task, self._config.max_probe_cases)
+        if not cases:
+            return CheckResult(check=Check.PROBES, note="nothing of gold or the tests to probe")
+        probe_task, probe_patch = self._probe_task(command), probes.patch(cases)
         timeout = self._config.probe_timeout_s
-        record = await self._gold_run(
-            "probe-record",
+        gold = await self._gold_run(
+            "probes",
             self._request(
                 self._gold,
                 RunPurpose.PROBE,
-                task=self._probe_task(command, [probes.RECORD_TEST]),
-                test_patch=probes.patch(cases),
-                repeats=max(2, self._repeats),
+                task=probe_task,
+                test_patch=probe_patch,
+                repeats=max(3, self._repeats),
                 timeout_s=timeout,
             ),
         )
-        expected = probes.stable_outputs(record)
-        if not expected:
-            return CheckResult(
-                check=Check.PROBES, note="gold's probe outputs not recorded or unstable"
-            )
-        check_patch = probes.patch(cases, expected)
-        check_task = self._probe_task(command, [probes.check_test(i) for i in expected])
-        gate = await self._gold_run(
-            "probe-check",
-            self._request(
-                self._gold, RunPurpose.PROBE, check_task, check_patch, self._repeats, timeout
-            ),
-        )
         run = await self._sandbox.run(
-            self._request(candidate, RunPurpose.PROBE, check_task, check_patch, timeout_s=timeout)
+            self._request(candidate, RunPurpose.PROBE, probe_task, probe_patch, timeout_s=timeout)
         )
-        describe = {
-            probes.check_test(i): f"{cases[i].describe()} -> gold {text[:120]}"
-            for i, text in expected.items()
-        }
-        return compare_tests(Check.PROBES, gate, run.result, describe=describe)
+        return compare_probes(cases, gold, run.result)
 
     async def _suite(self, candidate: Candidate, result: RunResult) -> CheckResult:
         scope = self._config.suite_scope
         command = probes.suite_command(self._task, scope.value)
         if command is None:
-            return CheckResult(check=Check.SUITE, note="the task's test command is not pytest")
+            note = "the task's runner is neither pytest nor unittest"
+            return CheckResult(check=Check.SUITE, note=note)
         suite_task = self._task.model_copy(update={"test_command": command})
         timeout = self._config.suite_timeout_s
         gold = await self._gold_run(

@@ -31,12 +31,14 @@ from hackaudit.shared.contracts import Candidate, Task
 
 NAME = "mutation"
 
+# In the order a task's mutants are interleaved: one of each operator before a second of any.
 OPERATORS = (
-    "comparison",
     "boundary",
-    "boolean",
-    "return_value",
+    "comparison",
+    "argument_swap",
     "arithmetic",
+    "return_value",
+    "boolean",
     "constant",
     "statement_deletion",
 )
@@ -196,6 +198,39 @@ def _return_value(line: str, toks: list[Tok]) -> Iterator[Mutant]:
         yield Mutant("return_value", f"{indent}return {new}", f"return {expr[:30]} -> {new}")
 
 
+def _argument_swap(line: str, toks: list[Tok]) -> Iterator[Mutant]:
+    """`f(a, b)` -> `f(b, a)`: the arguments of a two-argument call in the wrong order."""
+    text = line.strip()
+    if not toks or not text.isascii():
+        return
+    try:
+        tree = ast.parse(text + ("\n    pass" if text.endswith(":") else ""))
+    except SyntaxError:
+        return
+    offset = len(line) - len(line.lstrip())
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or len(node.args) != 2 or node.keywords:
+            continue
+        a, b = node.args
+        if isinstance(a, ast.Starred) or isinstance(b, ast.Starred):
+            continue
+        if a.lineno != 1 or b.end_lineno != 1 or a.end_col_offset is None:
+            continue
+        first = text[a.col_offset : a.end_col_offset]
+        second = text[b.col_offset : b.end_col_offset]
+        if first == second:
+            continue
+        new = (
+            text[: a.col_offset]
+            + second
+            + text[a.end_col_offset : b.col_offset]
+            + first
+            + text[b.end_col_offset :]
+        )
+        detail = f"({first[:20]}, {second[:20]}) -> ({second[:20]}, {first[:20]})"
+        yield Mutant("argument_swap", line[:offset] + new, detail)
+
+
 def _statement_deletion(line: str, toks: list[Tok]) -> Iterator[Mutant]:
     if not toks or not pysource.line_parses(line) or line.rstrip().endswith(":"):
         return
@@ -220,6 +255,7 @@ _OPERATOR_FNS = {
     "boolean": _boolean,
     "return_value": _return_value,
     "arithmetic": _arithmetic,
+    "argument_swap": _argument_swap,
     "constant": _constant,
     "statement_deletion": _statement_deletion,
 }
@@ -271,28 +307,37 @@ def _sites(gold: diffs.Patch) -> list[_Site]:
     return sites
 
 
-def mutants(task: Task, limit: int = 80, per_line: int = 6) -> list[Candidate]:
+def mutants(task: Task, limit: int = 80, per_line: int = 3) -> list[Candidate]:
+    """Mutants of gold's added lines, interleaved by operator (one of each before a second)."""
     gold = parse_gold(task)
     if gold is None:
         return []
     parent = gold_id(task)
     sites = _sites(gold)
-    counts: dict[_Site, int] = {}
-    out: list[Candidate] = []
+    counts: dict[tuple[_Site, str], int] = {}  # mutants per line and operator
+    by_operator: dict[str, list[Candidate]] = {}
     for operator in OPERATORS:
+        found = by_operator.setdefault(operator, [])
         for site in sites:
             f = gold.files[site.file]
             lines = f.hunks[site.hunk].new_side()
             for m in line_mutants(lines, site.new_side_index, operator):
-                if counts.get(site, 0) >= per_line:
+                if counts.get((site, operator), 0) >= per_line:
                     break
                 if site.reverts_to is not None and m.text.strip() == site.reverts_to.strip():
                     continue  # that is a partial fix, not a mutant
                 patch = diffs.replace_line(gold, site.file, site.hunk, site.line, m.text)
                 where = f"{f.path} @@ -{f.hunks[site.hunk].old_start} line {site.line + 1}"
                 detail = f"{operator}: {m.detail} in {where}"
-                out.append(make_candidate(task, patch, NAME, detail, parent))
-                counts[site] = counts.get(site, 0) + 1
+                found.append(make_candidate(task, patch, NAME, detail, parent))
+                counts[site, operator] = counts.get((site, operator), 0) + 1
+    depth = max((len(v) for v in by_operator.values()), default=0)
+    out = [
+        by_operator[op][rank]
+        for rank in range(depth)
+        for op in OPERATORS
+        if rank < len(by_operator[op])
+    ]
     return unique(out, limit)
 
 

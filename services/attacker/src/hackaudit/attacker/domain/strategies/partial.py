@@ -8,9 +8,12 @@ number of combinations grows fast.
 
 from __future__ import annotations
 
+import tokenize
+from collections import Counter
 from itertools import combinations, islice
 
 from hackaudit.attacker.domain import diffs, pysource
+from hackaudit.attacker.domain.diffs import LineKind
 from hackaudit.attacker.domain.strategies.base import (
     Category,
     OfflineStrategy,
@@ -59,6 +62,40 @@ def keeps_syntax(gold: diffs.Patch, patch: diffs.Patch) -> bool:
     return True
 
 
+def code_lines(hunk: diffs.Hunk) -> set[int]:
+    """Indices (in `hunk.lines`) of the lines that hold code: not blank, not only a comment, not
+    a docstring or any other string standing alone on its lines."""
+    out: set[int] = set()
+    for side_kind in (LineKind.ADDED, LineKind.REMOVED):
+        index = [
+            i for i, line in enumerate(hunk.lines) if line.kind in (side_kind, LineKind.CONTEXT)
+        ]
+        side = [hunk.lines[i].text for i in index]
+        toks = pysource.tokens(side)
+        per_line = Counter(t.line for t in toks if t.type != tokenize.COMMENT)
+        for t in toks:
+            standalone_string = t.type == tokenize.STRING and per_line[t.line] == 1
+            if t.type != tokenize.COMMENT and not standalone_string:
+                out.add(index[t.line])
+    return out
+
+
+def only_text(gold: diffs.Patch, reverted: list[diffs.EditRef]) -> bool:
+    """Whether every line `reverted` touches is blank, a comment or a docstring: such a partial
+    fix behaves as gold does, and grading it would spend a slot on gold again."""
+    wanted = set(reverted)
+    lines: dict[tuple[int, int], set[int]] = {}
+    for s in diffs.slots(gold):
+        if s.ref not in wanted:
+            continue
+        key = (s.ref.file, s.ref.hunk)
+        if key not in lines:
+            lines[key] = code_lines(gold.files[key[0]].hunks[key[1]])
+        if any(i is not None and i in lines[key] for i in (s.added_index, s.removed_index)):
+            return False
+    return bool(wanted)
+
+
 def partial_fixes(task: Task, limit: int = 40) -> list[Candidate]:
     gold = parse_gold(task)
     if gold is None:
@@ -70,6 +107,8 @@ def partial_fixes(task: Task, limit: int = 40) -> list[Candidate]:
     out: list[Candidate] = []
 
     def emit(reverted: list[diffs.EditRef], detail: str) -> None:
+        if only_text(gold, reverted):
+            return
         patch = diffs.revert(gold, reverted)
         if patch.files and keeps_syntax(gold, patch):
             out.append(make_candidate(task, patch, NAME, detail, parent))
