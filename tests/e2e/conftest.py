@@ -39,9 +39,11 @@ def labels() -> dict[str, dict[str, object]]:
     return data
 
 
-def hackaudit(tmp_path: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    env = os.environ | {"HACKAUDIT_STATE_DIR": str(tmp_path / "state"), "COLUMNS": "250"}
-    env.pop("NATS_URL", None)
+def hackaudit(
+    tmp_path: Path, *args: str, timeout: float = 900, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if "ANTHROPIC" not in k and k != "NATS_URL"}
+    env = base | {"HACKAUDIT_STATE_DIR": str(tmp_path / "state"), "COLUMNS": "250"} | (env or {})
     return subprocess.run(
         [sys.executable, "-m", "hackaudit.cli", *args],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False,
