@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 
+from hackaudit.cli.bars import bars_columns
 from hackaudit.sandbox.envbuild import BuildOutcome, BuildProgress, BuildStatus, build_images
 from hackaudit.sandbox.envbuild import with_images as tasks_with_images
 from hackaudit.shared.contracts import Task
@@ -24,13 +25,7 @@ class ImagesReady:
 
 
 def ensure_images(tasks: list[Task], console: Console) -> ImagesReady:
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console) as bars:
+    with Progress(*bars_columns(), console=console) as bars:
         row = bars.add_task("task images", total=len(tasks))
 
         def on_progress(event: BuildProgress) -> None:

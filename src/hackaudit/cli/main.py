@@ -13,10 +13,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
 
 from hackaudit.cli import pipeline, report, runs, runtime, services
+from hackaudit.cli.bars import bars_columns
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import (
     AuditOptions,
@@ -39,6 +40,11 @@ err = Console(stderr=True)
 
 TaskPaths = Annotated[
     list[Path], typer.Argument(help="Task files (SWE-bench JSON/JSONL/parquet) or folders of them.")
+]
+
+
+ExampleTaskPaths = Annotated[
+    list[Path] | None, typer.Argument(help="Task files (default: examples/tasks).")
 ]
 
 
@@ -288,13 +294,7 @@ def tasks_validate(
 
 @contextlib.contextmanager
 def _stage_bar(label: str, total: int) -> Iterator[Callable[[], None]]:
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=err) as bars:
+    with Progress(*bars_columns(), console=err) as bars:
         row = bars.add_task(label, total=total)
         yield lambda: bars.advance(row)
 
@@ -328,9 +328,7 @@ app.add_typer(eval_app, name="eval")
 
 @eval_app.command("attacker")
 def eval_attacker(
-    tasks: Annotated[
-        list[Path] | None, typer.Argument(help="Task files (default: examples/tasks).")
-    ] = None,
+    tasks: ExampleTaskPaths = None,
     labels: Annotated[Path, typer.Option(help="Ground truth.")] = Path("examples/labels.json"),
     candidates: Annotated[int, typer.Option("-k", help="Candidates per round.")] = 5,
     rounds: Annotated[int, typer.Option("-r", help="Attack rounds.")] = 3,
@@ -385,9 +383,7 @@ app.add_typer(bench_app, name="bench")
 
 @bench_app.command("sandbox")
 def bench_sandbox(
-    tasks: Annotated[
-        list[Path] | None, typer.Argument(help="Task files (default: examples/tasks).")
-    ] = None,
+    tasks: ExampleTaskPaths = None,
     task_id: Annotated[
         list[str] | None, typer.Option("--task", help="Tasks to measure (default: one per repo).")
     ] = None,

@@ -8,9 +8,10 @@ import uuid
 from contextlib import AsyncExitStack
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 
 from hackaudit.cli import progress, report, runtime, services
+from hackaudit.cli.bars import bars_columns
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import AuditOptions, Task, TaskIngested
 from hackaudit.shared.service import running
@@ -59,13 +60,7 @@ def task_reports(tracker: progress.AuditTracker, tasks: list[Task]) -> list[repo
 
 async def show_progress(tracker: progress.AuditTracker, limit_s: float) -> None:
     total = len(tracker.correlation_ids)
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=err, transient=False) as bars:
+    with Progress(*bars_columns(), console=err, transient=False) as bars:
         rows = {s: bars.add_task(label, total=total) for s, label in progress.STAGE_LABELS.items()}
         runs = bars.add_task("sandbox runs", total=None)
         deadline = asyncio.get_running_loop().time() + limit_s
