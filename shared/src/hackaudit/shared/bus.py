@@ -45,6 +45,9 @@ M = TypeVar("M", bound=Message)
 Handler = Callable[[M], Awaitable[None]]
 
 MSG_ID_HEADER = "Nats-Msg-Id"
+# How long a publish waits for JetStream's acknowledgement. FastStream's default (0.5 s) is too
+# short for a machine busy running tests, and a timed-out publish only retries the whole handler.
+PUBLISH_ACK_TIMEOUT_S = 10.0
 log = get_logger("hackaudit.bus")
 
 
@@ -108,6 +111,7 @@ async def publish(broker: NatsBroker, subject: str, message: Message) -> None:
         subject,
         headers={MSG_ID_HEADER: message.idempotency_key},
         stream=subjects.STREAM,
+        timeout=PUBLISH_ACK_TIMEOUT_S,
     )
 
 
@@ -272,6 +276,7 @@ def subscribe(
             subject,
             headers={MSG_ID_HEADER: msg_id},
             stream=subjects.DEAD_LETTER_STREAM,
+            timeout=PUBLISH_ACK_TIMEOUT_S,
         )
 
     policy = DeliveryPolicy(settings, bury)
