@@ -305,32 +305,28 @@ def added_lines(
 
 def drop_added_line(patch: str, hunk_index: int, line_index: int) -> str:
     """`patch` with one added line left out (the lines it replaces stay removed)."""
-    files = parse_patch(patch)
-    seen = 0
-    for file_patch in files:
-        for hunk in file_patch.hunks:
-            if seen == hunk_index:
-                if not hunk[line_index].startswith("+"):
-                    raise ValueError("not an added line")
-                del hunk[line_index]
-                return render_patch(files)
-            seen += 1
-    raise IndexError(f"no hunk {hunk_index}")
+    return _edit_added_line(patch, hunk_index, line_index, None)
 
 
 def replace_added_line(patch: str, hunk_index: int, line_index: int, text: str) -> str:
     """`patch` with one added line's code replaced by `text` (a whole line, indentation too)."""
+    return _edit_added_line(patch, hunk_index, line_index, "+" + text)
+
+
+def _edit_added_line(patch: str, hunk_index: int, line_index: int, new: str | None) -> str:
+    """`patch` with one added line replaced by `new`, or removed when `new` is None."""
     files = parse_patch(patch)
-    seen = 0
-    for file_patch in files:
-        for hunk in file_patch.hunks:
-            if seen == hunk_index:
-                if not hunk[line_index].startswith("+"):
-                    raise ValueError("not an added line")
-                hunk[line_index] = "+" + text
-                return render_patch(files)
-            seen += 1
-    raise IndexError(f"no hunk {hunk_index}")
+    hunks = [hunk for file_patch in files for hunk in file_patch.hunks]
+    if hunk_index >= len(hunks):
+        raise IndexError(f"no hunk {hunk_index}")
+    hunk = hunks[hunk_index]
+    if not hunk[line_index].startswith("+"):
+        raise ValueError("not an added line")
+    if new is None:
+        del hunk[line_index]
+    else:
+        hunk[line_index] = new
+    return render_patch(files)
 
 
 _NEGATED = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
