@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
@@ -41,8 +42,31 @@ err = Console(stderr=True)
 TaskPaths = Annotated[
     list[Path], typer.Argument(help="Task files (SWE-bench JSON/JSONL/parquet) or folders of them.")
 ]
+ReposDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--repos",
+        help="Folder of local clones or mirrors (<owner>/<name>, <owner>+<name> or "
+        "<owner>+<name>/repo) that images of tasks without a source folder are built from "
+        "(sets HACKAUDIT_REPOS).",
+    ),
+]
 
 
+def _use_repos(repos: Path | None) -> None:
+    """The environment builder reads its settings from the environment, so the option goes there."""
+    if repos is not None:
+        os.environ["HACKAUDIT_REPOS"] = str(repos.resolve())
+
+
+BudgetSeconds = Annotated[
+    float | None,
+    typer.Option(
+        help="Attack budget per task in sandbox-seconds instead of rounds (-r): rounds of -k "
+        "candidates until their runs took this long; a task with fast tests gets more.",
+        min=1.0,
+    ),
+]
 ExampleTaskPaths = Annotated[
     list[Path] | None, typer.Argument(help="Task files (default: examples/tasks).")
 ]
@@ -82,9 +106,12 @@ def audit(
     rounds: Annotated[int, typer.Option("-r", help="Attack rounds.")] = 3,
     gold_repeats: Annotated[int, typer.Option(help="Gold runs in the sanity check.")] = 3,
     timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 3600.0,
+    repos: ReposDir = None,
+    budget_seconds: BudgetSeconds = None,
 ) -> None:
     """Audit task files end to end: every service in this process tree, until every task has a
     verdict; then a summary table and the report."""
+    _use_repos(repos)
     ingested = _ingest(tasks)
     settings = BusSettings()
     builders, missing = services.available()
@@ -97,7 +124,10 @@ def audit(
         err.print("[red]the scorer and the sandbox are needed to audit anything[/]")
         raise typer.Exit(2)
     options = AuditOptions(
-        candidates_per_round=candidates, rounds=rounds, gold_repeats=gold_repeats
+        candidates_per_round=candidates,
+        rounds=rounds,
+        gold_repeats=gold_repeats,
+        budget_seconds=budget_seconds,
     )
     from hackaudit.cli.environments import ensure_images
 
@@ -183,11 +213,14 @@ def submit(
     tasks: TaskPaths,
     candidates: Annotated[int, typer.Option("-k", help="Candidates per round.")] = 5,
     rounds: Annotated[int, typer.Option("-r", help="Attack rounds.")] = 3,
+    budget_seconds: BudgetSeconds = None,
 ) -> None:
     """Publish tasks into a running system (`hackaudit up`, or NATS_URL)."""
     ingested = _ingest(tasks)
     settings = BusSettings()
-    options = AuditOptions(candidates_per_round=candidates, rounds=rounds)
+    options = AuditOptions(
+        candidates_per_round=candidates, rounds=rounds, budget_seconds=budget_seconds
+    )
 
     async def publish_all() -> None:
         url = runtime.running_url(settings)
@@ -247,9 +280,11 @@ app.add_typer(tasks_app, name="tasks")
 def tasks_validate(
     tasks: TaskPaths,
     repeats: Annotated[int, typer.Option(help="Gold runs per task, to expose flakiness.")] = 5,
+    repos: ReposDir = None,
 ) -> None:
     """SWE-bench's check through the sandbox: without a fix FAIL_TO_PASS fails; with gold, every
     FAIL_TO_PASS and PASS_TO_PASS test passes, every time. Exits 1 if any task is flagged."""
+    _use_repos(repos)
     from hackaudit.cli.environments import ensure_images
     from hackaudit.cli.validate import REQUESTER, TaskValidity, ValidationRuns, Validity
 
@@ -292,6 +327,93 @@ def tasks_validate(
         raise typer.Exit(1)
 
 
+@tasks_app.command("grade")
+def tasks_grade(
+    tasks: TaskPaths,
+    predictions: Annotated[
+        Path,
+        typer.Option(help="SWE-bench predictions (instance_id, model_patch, model_name_or_path)."),
+    ],
+    variants: Annotated[
+        Path | None,
+        typer.Option(help="Other test suites per task: {id: [{name, test_patch, FAIL_TO_PASS}]}."),
+    ] = None,
+    gold_repeats: Annotated[int, typer.Option(help="Gold runs per test suite.")] = 1,
+    out: Annotated[Path | None, typer.Option(help="Write every graded row here (JSON).")] = None,
+) -> None:
+    """Grade given patches as each task's environment does, under its own tests and any variant
+    suites; lists the patches the official tests reward and a variant (that gold passes) rejects."""
+    import json
+
+    from hackaudit.cli import grade
+    from hackaudit.cli.environments import ensure_images
+
+    ingested = _ingest(tasks)
+    try:
+        given = grade.load_predictions(predictions)
+        suites = grade.load_variants(variants) if variants else {}
+    except grade.GradeInputError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from exc
+    known = {t.instance_id for t in ingested.tasks}
+    for name in sorted({p.instance_id for p in given} - known):
+        err.print(f"[yellow]skipped[/]: predictions for {escape(name)}: no such task")
+    ready = ensure_images(ingested.tasks, err)
+    for failed in ready.failed:
+        err.print(f"[red]no image[/] for {escape(failed.instance_id)}: {escape(failed.reason)}")
+    sandbox = services.builder("sandbox")
+    if sandbox is None:
+        err.print("[red]the sandbox is not built: nothing can be graded[/]")
+        raise typer.Exit(2)
+    settings = BusSettings()
+    orders = grade.grade_orders(
+        ready.tasks, given, suites, batch=uuid.uuid4().hex[:8], gold_repeats=gold_repeats
+    )
+
+    async def run_all() -> dict[str, RunCompleted]:
+        settings.state_dir.mkdir(parents=True, exist_ok=True)
+        with runtime.bus_url(settings) as url, _stage_bar("grading runs", len(orders)) as tick:
+            async with running(url, sandbox(settings), settings):
+                return await runs.run_requests(
+                    url, settings, [o.request for o in orders],
+                    requester=grade.REQUESTER, on_result=lambda _: tick(),
+                )  # fmt: skip
+
+    try:
+        results = asyncio.run(run_all())
+    except HackauditError as exc:
+        raise _fail(exc) from exc
+    rows = grade.grade_rows(orders, results)
+    table = Table(title="graded patches")
+    for column in ("task", "patch", "tests", "outcome", "failing"):
+        table.add_column(column)
+    for row in rows:
+        colour = "green" if row.outcome == "resolved" else "red"
+        failing = ", ".join(row.failing[:3]) + (" …" if len(row.failing) > 3 else "")
+        table.add_row(
+            row.instance_id, escape(row.patch_name), escape(row.variant),
+            f"[{colour}]{row.outcome}[/]", escape(failing or row.reason[:80]),
+        )  # fmt: skip
+    console.print(table)
+    findings, unusable = grade.wrong_but_rewarded(rows)
+    for instance_id, variant in unusable:
+        console.print(f"[yellow]not used[/]: {instance_id} {variant}: gold is not resolved there")
+    for f in findings:
+        console.print(
+            f"[bold]rewarded but wrong[/]: {f.instance_id} {escape(f.patch_name)} "
+            f"(official tests pass it, {escape(f.variant)} rejects it, gold passes both)"
+        )
+    console.print(f"{len(findings)} wrong patches rewarded by the official tests")
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "rows": [r.as_json() for r in rows],
+            "rewarded_but_wrong": [f.__dict__ for f in findings],
+            "unusable_variants": [{"instance_id": i, "variant": v} for i, v in unusable],
+        }
+        out.write_text(json.dumps(payload, indent=2) + "\n")
+
+
 @contextlib.contextmanager
 def _stage_bar(label: str, total: int) -> Iterator[Callable[[], None]]:
     with Progress(*bars_columns(), console=err) as bars:
@@ -304,8 +426,9 @@ app.add_typer(env_app, name="env")
 
 
 @env_app.command("build")
-def env_build(tasks: TaskPaths) -> None:
+def env_build(tasks: TaskPaths, repos: ReposDir = None) -> None:
     """Build the image of every task that has none yet (tagged by a hash of its inputs)."""
+    _use_repos(repos)
     from hackaudit.cli.environments import ensure_images
 
     ingested = _ingest(tasks)

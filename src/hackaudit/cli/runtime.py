@@ -14,10 +14,11 @@ from pathlib import Path
 import nats
 from faststream.nats import NatsBroker
 from nats.aio.client import Client
+from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from hackaudit.shared import bus, subjects
-from hackaudit.shared.contracts import DeadLetter
+from hackaudit.shared.contracts import DeadLetter, TaskScored, Verdict
 from hackaudit.shared.errors import BusUnavailableError
 from hackaudit.shared.nats_server import EmbeddedNats
 from hackaudit.shared.settings import BusSettings
@@ -92,6 +93,10 @@ STAGE_SUBJECTS = {
     "repair requested": subjects.REPAIR_REQUESTED,
     "repair completed": subjects.REPAIR_COMPLETED,
 }
+# A `task.scored` whose verdict is ERROR is shown as this stage, not as "scored": the task could
+# not be audited (an infrastructure error), which says nothing of its quality.
+ERROR_STAGE = "error"
+SCORED_READ_LIMIT = 10_000
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,22 @@ class Snapshot:
     consumers: list[ConsumerState]
     dead_letters: list[DeadLetter]
     tasks_by_stage: dict[str, int]
+
+
+async def _error_verdicts(js: JetStreamContext, scored: int) -> int:
+    """How many `task.scored` messages on the bus carry the ERROR verdict (of the first
+    `SCORED_READ_LIMIT` at most)."""
+    errors, seq = 0, 1
+    for _ in range(min(scored, SCORED_READ_LIMIT)):
+        try:
+            raw = await js.get_msg(subjects.STREAM, seq, subject=subjects.TASK_SCORED, next=True)
+        except NotFoundError:
+            break
+        with contextlib.suppress(ValueError):
+            if TaskScored.model_validate_json(raw.data or b"").verdict is Verdict.ERROR:
+                errors += 1
+        seq = (raw.seq or seq) + 1
+    return errors
 
 
 async def snapshot(url: str, *, dead_letter_limit: int = 50) -> Snapshot:
@@ -136,6 +157,9 @@ async def snapshot(url: str, *, dead_letter_limit: int = 50) -> Snapshot:
         counts = await js.stream_info(subjects.STREAM, subjects_filter=subjects.EVERYTHING)
         per_subject = counts.state.subjects or {}
         stages = {stage: per_subject.get(subject, 0) for stage, subject in STAGE_SUBJECTS.items()}
+        errors = await _error_verdicts(js, stages["scored"])
+        stages["scored"] -= errors
+        stages[ERROR_STAGE] = errors
         return Snapshot(
             info.state.messages, sorted(consumers, key=lambda c: c.name), letters, stages
         )

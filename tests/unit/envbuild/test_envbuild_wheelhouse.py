@@ -102,3 +102,16 @@ def test_a_package_pip_cannot_get_is_a_wheelhouse_error(
 def test_no_packages_need_no_pip(wheelhouse: PipWheelhouse, pip_log: Path, tmp_path: Path) -> None:
     assert wheelhouse.wheels_for([], tmp_path / "a") == []
     assert _calls(pip_log) == []
+
+
+def test_wheels_are_chosen_for_the_python_and_glibc_of_the_base(
+    wheelhouse: PipWheelhouse, pip_log: Path, tmp_path: Path
+) -> None:
+    wheelhouse.wheels_for(["demo"], tmp_path / "a", python_version="3.9", glibc_minor=31)
+    wheelhouse.wheels_for(["demo"], tmp_path / "b")
+
+    calls = _calls(pip_log)
+    on_39 = [c for c in calls if "--python-version 3.9 " in c]
+    assert on_39 and all("manylinux_2_31_" in c and "manylinux_2_32_" not in c for c in on_39)
+    default = [c for c in calls if "--python-version 3.11 " in c]
+    assert default and all("manylinux_2_36_" in c for c in default)

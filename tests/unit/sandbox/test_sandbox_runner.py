@@ -241,7 +241,8 @@ async def test_classification(
     assert result.resolved is resolved
 
 
-async def test_a_test_patch_that_does_not_apply_still_runs_unless_strict() -> None:
+async def test_a_test_patch_the_candidate_blocks_still_runs_unless_strict() -> None:
+    """The set-up check passed, so the candidate made the test patch fail: the harness's hole."""
     outcome = FakeOutcome(
         test_patch="failed", runner_output=PASSING.runner_output, junit=PASSING.junit
     )
@@ -250,8 +251,10 @@ async def test_a_test_patch_that_does_not_apply_still_runs_unless_strict() -> No
     ran = await lenient.run_once(TASK, candidate())
     refused = await strict.run_once(TASK, candidate())
 
-    assert ran.status is RunStatus.COMPLETED and "test patch did not apply" in ran.reason
+    assert ran.status is RunStatus.COMPLETED and "did not apply over the candidate" in ran.reason
+    assert ran.resolved is True
     assert refused.status is RunStatus.PATCH_FAILED
+    assert refused.resolved is None
     assert "strict" in backend.runs[0].files
 
 

@@ -1,5 +1,7 @@
 """Builds the sandbox service: run requests from the durable `sandbox-runs` queue, results to
-`run.completed.<requester>`. Several workers (processes, machines) on the same consumer share it."""
+`run.completed.<requester>`. Several workers (processes, machines) on the same consumer share it.
+A worker builds the image of a task that brings only an `environment` before running it (in a
+thread: the bus keeps acknowledging progress meanwhile); see `task_images`."""
 
 from __future__ import annotations
 

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from hackaudit.sandbox.adapters.artifact_store import FileArtifactStore
-from hackaudit.sandbox.adapters.ports import ArtifactStore, ContainerBackend, TimingStore
+from hackaudit.sandbox.adapters.ports import (
+    ArtifactStore,
+    ContainerBackend,
+    ImageSource,
+    TimingStore,
+)
 from hackaudit.sandbox.adapters.timing_store import MemoryTimingStore
 from hackaudit.sandbox.runner import Runner
 from hackaudit.sandbox.settings import SandboxSettings
+from hackaudit.sandbox.task_images import TaskImages
 
 
 def bootstrap(
@@ -15,11 +21,14 @@ def bootstrap(
     backend: ContainerBackend | None = None,
     artifacts: ArtifactStore | None = None,
     timings: TimingStore | None = None,
+    images: ImageSource | None = None,
 ) -> Runner:
     """A runner from settings; the Docker backend and file artifacts unless others are given.
 
     Nothing connects here: `await runner.start()` reaches the engine and sweeps leftovers, and
-    `await runner.close()` removes the containers still held.
+    `await runner.close()` removes the containers still held. Task images are built by the
+    environment builder (made on first need) unless `images` is given, or not at all when
+    `settings.build_images` is off.
     """
     settings = settings or SandboxSettings()
     if backend is None:
@@ -33,4 +42,19 @@ def bootstrap(
         options=settings.run_options(),
         timeouts=settings.timeout_policy(),
         gold_gate_repeats=settings.gold_gate_repeats,
+        images=_task_images(settings, images),
     )
+
+
+def _task_images(settings: SandboxSettings, source: ImageSource | None) -> TaskImages | None:
+    if source is not None:
+        return TaskImages(lambda: source, retry_after_s=settings.image_retry_s)
+    if not settings.build_images:
+        return None
+    return TaskImages(_environment_builder, retry_after_s=settings.image_retry_s)
+
+
+def _environment_builder() -> ImageSource:
+    from hackaudit.sandbox.envbuild import EnvBuildSettings, default_builder
+
+    return default_builder(EnvBuildSettings())

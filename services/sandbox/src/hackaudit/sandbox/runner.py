@@ -10,6 +10,10 @@ Modes, by the request's purpose:
   (`gold_gate_repeats` unless the request asks for more); runs that disagree make the completed
   event `flaky`.
 
+A task that says how to build its image (`environment`), or names none, first gets its image
+from `TaskImages` (built once per image; see `task_images`); when it cannot be had, every run of
+the request is an `infra_error` naming the task and the build's reason.
+
 Each run is prepared and read by the domain (`prepare_run`, `interpret`) and executed by the
 container backend; its full log is stored as an artifact. A container fault is retried once in a
 fresh container, then reported as `infra_error`; an unreachable engine is raised
@@ -30,6 +34,7 @@ from hackaudit.sandbox.domain.repeats import is_flaky
 from hackaudit.sandbox.domain.run_spec import RunOptions, RunSpec, prepare_run
 from hackaudit.sandbox.domain.timeouts import TimeoutPolicy
 from hackaudit.sandbox.errors import ContainerFailed, ImageMissing, InvalidRunRequest
+from hackaudit.sandbox.task_images import NoImage, TaskImages
 from hackaudit.shared.contracts import (
     Candidate,
     RunCompleted,
@@ -58,6 +63,7 @@ class Runner:
         options: RunOptions,
         timeouts: TimeoutPolicy,
         gold_gate_repeats: int = 3,
+        images: TaskImages | None = None,
     ) -> None:
         self.backend = backend
         self.artifacts = artifacts
@@ -65,6 +71,7 @@ class Runner:
         self.options = options
         self.timeouts = timeouts
         self.gold_gate_repeats = gold_gate_repeats
+        self.images = images
         self._baselines: dict[str, tuple[str, ...]] = {}
 
     async def start(self) -> None:
@@ -101,10 +108,15 @@ class Runner:
         repeats = self.repeats_for(request)
         timeout_s = self.timeout_for(request.task, request.timeout_s)
         key = request.idempotency_key.rsplit(":", 1)[-1][:16]
+        task = await self.images.ready(request.task) if self.images else request.task
+        if isinstance(task, NoImage):
+            failed = RunResult(status=RunStatus.INFRA_ERROR, reason=task.reason[:4000])
+            self._log(request.task, candidate, request.purpose, failed)
+            return self._completed(request, candidate, [failed] * repeats)
         results = await asyncio.gather(
             *(
                 self.run_once(
-                    request.task,
+                    task,
                     candidate,
                     test_patch=request.test_patch,
                     timeout_s=timeout_s,
@@ -115,6 +127,11 @@ class Runner:
             )
         )
         self._keep_timings(request, candidate, results)
+        return self._completed(request, candidate, results)
+
+    def _completed(
+        self, request: RunRequested, candidate: Candidate, results: list[RunResult]
+    ) -> RunCompleted:
         graded = (*request.task.fail_to_pass, *request.task.pass_to_pass)
         return RunCompleted(
             correlation_id=request.correlation_id,

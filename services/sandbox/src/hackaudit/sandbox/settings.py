@@ -54,6 +54,11 @@ class SandboxSettings(BaseSettings):
     sweep_on_start: bool = True
     stale_container_s: float = Field(default=6 * 3600.0, gt=0)
 
+    # Task images: build a task's image before its first run when it has an `environment` or no
+    # `image` (off: such a task's runs are infra errors); a failed build is retried after this.
+    build_images: bool = True
+    image_retry_s: float = Field(default=300.0, ge=0)
+
     artifacts_dir: Path = Path(".hackaudit/artifacts/sandbox")
 
     def run_options(self) -> RunOptions:

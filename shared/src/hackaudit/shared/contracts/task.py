@@ -32,15 +32,22 @@ class EnvironmentSpec(BaseModel):
     """How to build the task's image when no prebuilt `image` is given.
 
     `source` is a folder holding the repository's files at `base_commit`, relative to the task
-    file. It is committed into `/testbed` as a git repository; `pip_packages` come from the
-    host's wheelhouse (containers have no network), then `install` runs in `/testbed`.
+    file. It is committed into `/testbed` as a git repository. Without `source`, the repository
+    is taken at `base_commit` from a local clone or mirror (the builder's repos folder).
+    `python` (e.g. "3.9") picks the base image that carries that Python; `base` names a Debian
+    release instead (bookworm when neither is given). `pip_packages`, plus the requirements read
+    from the first of `requirements_files` that exists at `base_commit`, come from the host's
+    wheelhouse (containers have no network); then `pre_install` and `install` run in `/testbed`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     source: str | None = None
-    base: str = "bookworm"
+    base: str | None = None
+    python: str | None = Field(default=None, pattern=r"^3\.[0-9]+$")
     pip_packages: tuple[str, ...] = ()
+    requirements_files: tuple[str, ...] = ()
+    pre_install: tuple[str, ...] = ()
     install: str | None = "pip install --no-build-isolation --no-deps -e ."
 
 

@@ -2,7 +2,9 @@
 
 Before validation a row is brought to SWE-bench form: R2E-Gym rows are converted (see
 `r2egym`), a relative `environment.source` is made absolute against the task file's folder, and a
-`patch` or `test_patch` given as a file-replacement mapping becomes a unified diff.
+`patch` or `test_patch` given as a file-replacement mapping becomes a unified diff. After
+validation, a plain SWE-bench row (no image, no environment source) gets its environment, test
+command and log parser from the SWE-bench spec table (`swebench_specs`).
 
 File-replacement mappings (`patch` / `test_patch` as a JSON object, path -> value):
 
@@ -27,6 +29,7 @@ from hackaudit.shared.ingest.r2egym import is_r2egym_row, r2egym_instance_id, r2
 from hackaudit.shared.ingest.report import IngestProblem
 from hackaudit.shared.ingest.row_error import RowError
 from hackaudit.shared.ingest.task_files import RawRow
+from hackaudit.shared.swebench_specs import with_spec
 
 _MAPPED_FIELDS = ("patch", "test_patch")
 
@@ -43,7 +46,7 @@ def task_from_row(raw: RawRow) -> Task | list[IngestProblem]:
     except RowError as exc:
         return [_problem(raw, instance_id, exc.field, exc.message)]
     try:
-        return Task.model_validate(row)
+        return with_spec(Task.model_validate(row))
     except ValidationError as exc:
         instance_id = _instance_id(row) or instance_id
         return [

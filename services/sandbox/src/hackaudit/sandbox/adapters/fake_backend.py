@@ -49,6 +49,12 @@ class FakeOutcome:
     exit_code: int = 0
     apply: str = "ok:git-apply"
     apply_log: str = ""
+    # Set-up before the candidate (None: the step is not printed, as when nothing needs it).
+    reset: str | None = "ok"
+    test_patch_check: str = "ok"
+    setup_log: str = ""
+    # After the candidate.
+    restore: str | None = "ok"
     test_patch: str = "ok"
     git: str = "yes"
     oom_kills: int = 0
@@ -98,9 +104,19 @@ def render(nonce: str, outcome: FakeOutcome, start: float = 1000.0) -> CapturedO
     before = mark("stage") + mark(f"git:{outcome.git}")
     if outcome.baseline is not None:
         before += mark("baseline") + _b64(_porcelain(outcome.baseline))
+    if outcome.reset is not None:
+        before += mark("reset-log") + outcome.setup_log + mark(f"reset:{outcome.reset}")
+        if outcome.reset != "ok":
+            return CapturedOutput(head=(before + mark("end")).encode())
+    before += mark("test-patch-check-log") + outcome.setup_log
+    before += mark(f"test-patch-check:{outcome.test_patch_check}")
+    if outcome.test_patch_check != "ok":
+        return CapturedOutput(head=(before + mark("end")).encode())
     before += mark("apply-log") + outcome.apply_log + mark(f"apply:{outcome.apply}")
     if not outcome.apply.startswith("ok"):
         return CapturedOutput(head=(before + mark("end")).encode())
+    if outcome.restore is not None:
+        before += mark("restore-log") + mark(f"restore:{outcome.restore}")
     before += mark("test-patch-log") + mark(f"test-patch:{outcome.test_patch}")
     before += mark(f"begin:{start}").rstrip("\n") + "\n" + outcome.runner_output
     if outcome.timed_out is not None or outcome.wrapper_killed:

@@ -1,10 +1,12 @@
-"""The ports the run logic needs: where runs execute, where logs go, where timings are kept."""
+"""The ports the run logic needs: where runs execute, where logs go, where timings are kept, and
+where a task's image comes from."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
 from hackaudit.sandbox.domain.execution import Execution, RunPlan
+from hackaudit.shared.contracts import Task
 
 
 class ContainerBackend(Protocol):
@@ -37,3 +39,15 @@ class TimingStore(Protocol):
 
     def duration(self, instance_id: str, kind: str) -> float | None:
         """The duration to size timeouts from (the longest recorded), or None."""
+
+
+class ImageSource(Protocol):
+    """Gives a task's environment image, building it when it is missing (blocking; may take
+    minutes). `EnvironmentBuilder` from `hackaudit.sandbox.envbuild` is the real one.
+
+    Raises `EnvBuildError` (or another exception) with the reason when the image cannot be had.
+    """
+
+    def image_for(self, task: Task) -> tuple[str, object]:
+        """The image's tag, and how it was had (built, cached, prebuilt)."""
+        ...

@@ -4,17 +4,26 @@
 |------------------------------------------------------------|---------------|----------|
 | preparation over its deadline, wrapper never started,      | infra_error   | None     |
 | no repository, or the run ended before the tests began     |               |          |
+| the task's set-up failed before the candidate was applied: | infra_error   | None     |
+| test files not restored to base_commit, or the task's own  |               |          |
+| test patch does not apply to the image's repository        |               |          |
+| a proposed test patch (gold gate) does not apply at base   | patch_failed  | None     |
 | the candidate did not apply (or resolved outside the repo) | patch_failed  | None     |
-| the test patch did not apply, in strict mode               | patch_failed  | None     |
+| after the candidate, the test files could not be restored  | patch_failed  | None     |
+| or the test patch did not apply, in strict mode            |               |          |
 | the container's memory limit killed a process              | oom           | None     |
 | the tests ran past their deadline                          | timeout       | None     |
 | the wrapper was killed before the tests ended              | completed     | False    |
 | the tests ran                                              | completed     | graded   |
 
 An infrastructure failure is never the patch's fault or merit: it carries no `resolved`. A run the
-candidate cut short from inside (killing the wrapper) counts against it, never for it. When the
-test patch does not apply, the tests run anyway — as the SWE-bench harness's evaluation script
-does — and the reason says so (unless strict mode refuses the run).
+candidate cut short from inside (killing the wrapper) counts against it, never for it. The
+set-up is checked on the untouched repository first, so a task whose test files cannot be reset
+or whose test patch does not apply is reported as the infrastructure error it is, with the step
+and its log in the reason, and never graded. When the test patch then fails over the candidate,
+the candidate caused it (by creating a file the test patch adds, say): the tests run anyway — as
+the SWE-bench harness's evaluation script does, so its hole is measured — and the reason says so,
+unless strict mode (`strict_test_patch`) refuses the run as `patch_failed`.
 """
 
 from __future__ import annotations
@@ -89,10 +98,13 @@ def _notes(transcript: Transcript) -> list[str]:
     notes = []
     if transcript.value("apply") == "ok:patch-fuzz":
         notes.append("the candidate applied only with `patch --fuzz=5`")
-    if transcript.value("reset") == "failed":
-        notes.append("the test files could not all be restored to the base commit")
+    if transcript.value("restore") == "failed":
+        notes.append("after the candidate, the test files could not all be restored")
     if transcript.value("test-patch") == "failed":
-        notes.append("the test patch did not apply; the tests ran without it, as the harness does")
+        notes.append(
+            "the test patch did not apply over the candidate; the tests ran without it, "
+            "as the harness does"
+        )
     if transcript.value("git") == "no":
         notes.append("/testbed is not a git repository: file changes could not be checked")
     return notes
@@ -162,6 +174,9 @@ def _not_graded(
         return done(RunStatus.INFRA_ERROR, reason, prep)
     if transcript.has("fatal"):
         return done(RunStatus.INFRA_ERROR, f"cannot run: {transcript.value('fatal')}", prep)
+    setup = _setup_failure(spec, transcript, done)
+    if setup is not None:
+        return setup
     apply = transcript.value("apply") or ""
     if apply in {"failed", "refused"}:
         reason = "the candidate did not apply (git apply, then patch --fuzz=5)"
@@ -170,14 +185,59 @@ def _not_graded(
         return done(RunStatus.PATCH_FAILED, reason, transcript.bodies.get("apply-log", ""))
     if not apply.startswith("ok"):
         return done(RunStatus.INFRA_ERROR, "the run ended while the candidate was applied", prep)
-    if transcript.value("test-patch") == "failed" and spec.options.strict_test_patch:
-        log = transcript.bodies.get("test-patch-log", "")
-        return done(RunStatus.PATCH_FAILED, "the test patch did not apply over the candidate", log)
+    over_candidate = [
+        (step, why)
+        for step, why in (
+            ("restore", "the test files could not be restored after the candidate"),
+            ("test-patch", "the test patch did not apply over the candidate"),
+        )
+        if transcript.value(step) == "failed"
+    ]
+    if over_candidate and spec.options.strict_test_patch:
+        step, why = over_candidate[0]
+        return done(RunStatus.PATCH_FAILED, why, transcript.bodies.get(f"{step}-log", ""))
     if oom:
         return done(RunStatus.OOM, memory, transcript.runner_output or prep)
     if not transcript.has("begin"):
         return done(RunStatus.INFRA_ERROR, "the run ended before the tests started", prep)
     return None
+
+
+SETUP_TAIL_CHARS = 600
+
+
+def _setup_failure(spec: RunSpec, transcript: Transcript, done: _Report) -> Interpreted | None:
+    """The result of a run whose task could not be set up before the candidate, or None.
+
+    Both steps ran on the untouched repository, so the candidate played no part: the task's own
+    test patch or base commit does not fit its image. A test patch proposed in the request
+    (`RunRequested.test_patch`, the gold gate's) is that proposal's fault instead.
+    """
+    if transcript.value("reset") == "failed":
+        log = transcript.bodies.get("reset-log", "")
+        reason = (
+            f"infrastructure: the test files of {spec.task.instance_id} could not be reset to "
+            f"base_commit {spec.task.base_commit[:12]} (git checkout <base_commit> -- <files>); "
+            f"is that commit in the image? log: {_last_lines(log)}"
+        )
+        return done(RunStatus.INFRA_ERROR, reason, log)
+    if transcript.value("test-patch-check") == "failed":
+        log = transcript.bodies.get("test-patch-check-log", "")
+        if spec.test_patch != spec.task.test_patch:
+            reason = f"the proposed test patch does not apply at base_commit: {_last_lines(log)}"
+            return done(RunStatus.PATCH_FAILED, reason, log)
+        reason = (
+            f"infrastructure: the test patch of {spec.task.instance_id} does not apply to the "
+            f"image's repository at base_commit {spec.task.base_commit[:12]} "
+            f"(git apply --check); log: {_last_lines(log)}"
+        )
+        return done(RunStatus.INFRA_ERROR, reason, log)
+    return None
+
+
+def _last_lines(log: str) -> str:
+    text = " | ".join(line.strip() for line in log.strip().splitlines() if line.strip())
+    return tail(text, SETUP_TAIL_CHARS) or "(no output)"
 
 
 def _graded(spec: RunSpec, transcript: Transcript, done: _Report) -> Interpreted:

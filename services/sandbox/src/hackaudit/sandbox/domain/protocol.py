@@ -1,9 +1,17 @@
 """What runs inside the container for one run, and how its output is framed.
 
 One process, started as uid 1000 in a fresh container (under the container's init), does the
-whole run: it reads a per-run random nonce and the run's files from its standard input, applies
-the candidate, restores the test files and applies the test patch, runs the test command, stops
-every process the tests left behind, and reports.
+whole run: it reads a per-run random nonce and the run's files from its standard input, checks
+that the task itself can be set up, applies the candidate, restores the test files and applies
+the test patch, runs the test command, stops every process the tests left behind, and reports.
+
+The set-up check comes before the candidate touches anything: the files the test patch modifies
+are checked out from `base_commit` (`reset`) and the test patch is tried with
+`git apply --check` (`test-patch-check`). Either failing is a fault of the task or its image
+(the commit is not in the image, the test patch was made against other files), so the run stops
+there. After the candidate, the same checkout (`restore`) and the real `git apply`
+(`test-patch`) can then fail only because of what the candidate changed — a file it created
+where the test patch adds one, say.
 Every report is a marker line `@@hackaudit:<nonce>:<kind>[:<value>]`; the runner's output lies
 between `begin` and `test-exit`, and only that text is given to the log parser.
 
@@ -93,6 +101,23 @@ if [ "$hasgit" = 1 ] && [ -f "$stage/baseline" ]; then
   g status --porcelain=v1 -z --untracked-files=all 2>/dev/null \
     | head -c {PORCELAIN_CAP} | base64 -w 0
 fi
+if [ -f "$stage/test.patch" ]; then
+  if [ "$hasgit" = 1 ] && [ -s "$stage/reset.list" ]; then
+    read -r base < "$stage/base"
+    mark reset-log
+    if xargs -0 git $safe checkout "$base" -- < "$stage/reset.list"; then
+      mark reset:ok
+    else
+      mark reset:failed; finish
+    fi
+  fi
+  mark test-patch-check-log
+  if git apply --check --verbose "$stage/test.patch"; then
+    mark test-patch-check:ok
+  else
+    mark test-patch-check:failed; finish
+  fi
+fi
 diff="$stage/candidate.diff"
 fuzzy="--batch --fuzz=5 -p1 --no-backup-if-mismatch"
 if [ -f "$diff" ]; then
@@ -137,12 +162,11 @@ if [ "$hasgit" = 1 ] && [ -s "$stage/config.list" ]; then
 fi
 if [ -f "$stage/test.patch" ]; then
   if [ "$hasgit" = 1 ] && [ -s "$stage/reset.list" ]; then
-    read -r base < "$stage/base"
-    mark reset-log
+    mark restore-log
     if xargs -0 git $safe checkout "$base" -- < "$stage/reset.list"; then
-      mark reset:ok
+      mark restore:ok
     else
-      mark reset:failed
+      mark restore:failed
     fi
   fi
   mark test-patch-log

@@ -1,9 +1,11 @@
-"""Builds each task's Docker image from its source folder and install spec, without network.
+"""Builds each task's Docker image from its source folder or a local mirror, without network.
 
 The image holds the repository at `/testbed` as a git repository whose HEAD is the task's
-`base_commit`, a venv at `/opt/venv` (first on PATH) with the task's pip packages from the host
-wheelhouse, and the result of the task's install command; it runs as user `runner`. Images are
-tagged `hackaudit-env/<repo>:<hash of inputs>`, so an unchanged task is never rebuilt.
+`base_commit` (taken from a local clone or mirror, that commit alone, for upstream tasks; plain
+SWE-bench rows get their environment from the spec table), on the base of the task's Python,
+a venv at `/opt/venv` (first on PATH) with the task's pip packages from the host wheelhouse,
+and the result of the task's install command; it runs as user `runner`. Images are tagged
+`hackaudit-env/<repo>:<hash of inputs>`, so an unchanged task is never rebuilt.
 """
 
 from hackaudit.sandbox.envbuild.api import build_images, default_builder, resolve_image, with_images
@@ -17,10 +19,12 @@ from hackaudit.sandbox.envbuild.builder import (
 from hackaudit.sandbox.envbuild.errors import (
     BaseCommitMismatch,
     BaseImageUnavailable,
+    CommitMissing,
     EngineError,
     EnvBuildError,
     ImageBuildFailed,
     ImageMissing,
+    RepoNotFound,
     SourceError,
     TaskNotBuildable,
     WheelhouseError,
@@ -33,6 +37,7 @@ __all__ = [
     "BuildOutcome",
     "BuildProgress",
     "BuildStatus",
+    "CommitMissing",
     "EngineError",
     "EnvBuildError",
     "EnvBuildSettings",
@@ -40,6 +45,7 @@ __all__ = [
     "ImageBuildFailed",
     "ImageMissing",
     "ProgressCallback",
+    "RepoNotFound",
     "SourceError",
     "TaskNotBuildable",
     "WheelhouseError",

@@ -23,6 +23,9 @@ def default_builder(settings: EnvBuildSettings | None = None) -> EnvironmentBuil
         base_images=base_image_source(settings),
         wheels=PipWheelhouse(settings),
         base_suite=settings.base_suite,
+        repos=settings.repos,
+        python_image=settings.python_image,
+        python_image_glibc_minor=settings.python_image_glibc_minor,
     )
 
 

@@ -1,7 +1,9 @@
-"""Where the base image's tag comes from: a fixed tag, or the repository's base image script.
+"""Where each base image's tag comes from: a fixed tag, or the repository's base image script.
 
-The script builds the base image when it is missing (debootstrap + `docker import`, minutes) and
-prints its tag; when the image exists it only prints the tag. It is run once per builder.
+The script builds the base image of one Debian suite when it is missing (debootstrap + `docker
+import`, minutes) and prints its tag; when the image exists it only prints the tag. It is run
+once per suite and builder. A target that is an image reference (a Python no Debian release
+carries) is answered with that reference; the builder checks it is present.
 """
 
 from __future__ import annotations
@@ -10,16 +12,28 @@ import os
 import subprocess
 from pathlib import Path
 
+from hackaudit.sandbox.envbuild.bases import DEFAULT_SUITE, BaseTarget
 from hackaudit.sandbox.envbuild.errors import BaseImageUnavailable
 from hackaudit.sandbox.envbuild.settings import EnvBuildSettings
 
 
 class FixedBaseImage:
-    def __init__(self, tag: str) -> None:
-        self._tag = tag
+    """One tag for the default suite's environments (`HACKAUDIT_BASE_IMAGE`)."""
 
-    def base_image(self) -> str:
-        return self._tag
+    def __init__(self, tag: str, *, suite: str = DEFAULT_SUITE) -> None:
+        self._tag = tag
+        self._suite = suite
+
+    def base_image(self, target: BaseTarget | None = None) -> str:
+        if target is None or target.suite == self._suite:
+            return self._tag
+        if target.image is not None:
+            return target.image
+        raise BaseImageUnavailable(
+            f"HACKAUDIT_BASE_IMAGE={self._tag} serves Debian {self._suite} only; "
+            f"{target.describe()} needs another base: unset HACKAUDIT_BASE_IMAGE so that the "
+            "base image script builds it"
+        )
 
 
 class ScriptBaseImage:
@@ -27,14 +41,17 @@ class ScriptBaseImage:
         self._script = script
         self._suite = suite
         self._timeout_s = timeout_s
-        self._tag: str | None = None
+        self._tags: dict[str, str] = {}
 
-    def base_image(self) -> str:
-        if self._tag is None:
-            self._tag = self._run()
-        return self._tag
+    def base_image(self, target: BaseTarget | None = None) -> str:
+        if target is not None and target.image is not None:
+            return target.image
+        suite = target.suite if target is not None and target.suite else self._suite
+        if suite not in self._tags:
+            self._tags[suite] = self._run(suite)
+        return self._tags[suite]
 
-    def _run(self) -> str:
+    def _run(self, suite: str) -> str:
         try:
             done = subprocess.run(
                 ["bash", str(self._script)],
@@ -42,7 +59,7 @@ class ScriptBaseImage:
                 text=True,
                 check=False,
                 timeout=self._timeout_s,
-                env=_with_suite(self._suite),
+                env=_with_suite(suite),
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise BaseImageUnavailable(f"{self._script} could not run: {exc}") from exc
@@ -54,7 +71,7 @@ class ScriptBaseImage:
 
 
 class UnconfiguredBaseImage:
-    def base_image(self) -> str:
+    def base_image(self, target: BaseTarget | None = None) -> str:
         raise BaseImageUnavailable(
             "no base image: set HACKAUDIT_BASE_IMAGE to a tag, or HACKAUDIT_BASE_IMAGE_SCRIPT "
             "to the script that builds it"

@@ -1,10 +1,16 @@
 """From tasks to environment images: group tasks by what their image is made of, build each once.
 
 Per group of tasks sharing repository, base commit, source and install spec:
-1. the base image's tag and id, and the exact wheels for the pip packages (offline when cached);
+1. the base image for the environment's Python (`bases`), and the exact wheels for the pip
+   packages, the requirements read from the repository's files and, for an upstream repository,
+   its build requirements — all chosen for that base (offline when cached);
 2. the tag, a hash of those inputs; when an image with that tag exists, it is used as it is;
-3. otherwise the source is committed on the host and checked against `base_commit`, packed with
-   the Dockerfile and wheels, and built without network.
+3. otherwise the source is made: a source folder is committed on the host and checked against
+   `base_commit`; an upstream repository is fetched at `base_commit` alone from the repos folder
+   (`git_source`). It is packed with the Dockerfile and wheels, and built without network.
+
+A plain SWE-bench task (no image, no environment source) gets its environment from the spec
+table (`hackaudit.shared.swebench_specs`) when ingestion did not fill it already.
 
 A failure is that group's outcome, never the others'. Tasks that carry an `image` and no
 `environment` are checked to exist locally (nothing can be pulled) and otherwise left alone.
@@ -20,25 +26,39 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from hackaudit.sandbox.envbuild.bases import BaseTarget, base_target, missing_image_message
 from hackaudit.sandbox.envbuild.context import build_context
 from hackaudit.sandbox.envbuild.errors import (
     BaseImageUnavailable,
     EnvBuildError,
     ImageMissing,
+    RepoNotFound,
     TaskNotBuildable,
 )
+from hackaudit.sandbox.envbuild.git_source import GitRepoDir, find_repo_dir, shallow_checkout
 from hackaudit.sandbox.envbuild.ports import BaseImageSource, ImageEngine, WheelSource
 from hackaudit.sandbox.envbuild.recipe import (
+    UPSTREAM_BUILD_TOOLS,
     ImageInputs,
     WheelFile,
     dockerfile,
     image_labels,
     image_tag,
+    offline_install,
+    runnable_pre_install,
     with_build_tools,
+)
+from hackaudit.sandbox.envbuild.requirements import (
+    ReadFile,
+    build_requirements,
+    declared_requirements,
+    install_extras,
+    read_requirements,
 )
 from hackaudit.sandbox.envbuild.snapshot import checked_snapshot
 from hackaudit.shared.contracts.task import Task
 from hackaudit.shared.logs import get_logger
+from hackaudit.shared.swebench_specs import SpecNotFound, needs_spec, require_spec
 
 log = get_logger(__name__)
 
@@ -81,9 +101,14 @@ class _Spec:
 
     repo: str
     base_commit: str
-    source: Path
+    target: BaseTarget
+    source: Path | None
+    repo_dir: Path | None
     pip_packages: tuple[str, ...]
+    requirements_files: tuple[str, ...]
+    pre_install: tuple[str, ...]
     install: str | None
+    version: str | None
 
 
 class EnvironmentBuilder:
@@ -95,13 +120,19 @@ class EnvironmentBuilder:
         wheels: WheelSource,
         base_suite: str = "bookworm",
         work_dir: Path | None = None,
+        repos: Path | None = None,
+        python_image: str = "python:{version}-slim",
+        python_image_glibc_minor: int = 28,
     ) -> None:
         self._engine = engine
         self._base_images = base_images
         self._wheels = wheels
         self._base_suite = base_suite
         self._work_dir = work_dir
-        self._base: tuple[str, str] | EnvBuildError | None = None
+        self._repos = repos
+        self._python_image = python_image
+        self._python_image_glibc_minor = python_image_glibc_minor
+        self._bases: dict[str, tuple[str, str] | EnvBuildError] = {}
 
     def build(
         self, tasks: Sequence[Task], *, progress: ProgressCallback | None = None
@@ -144,24 +175,45 @@ class EnvironmentBuilder:
         return self._image(spec, [task.instance_id])
 
     def _spec(self, task: Task) -> _Spec | None:
+        if needs_spec(task):
+            try:
+                task = require_spec(task)
+            except SpecNotFound as exc:
+                raise TaskNotBuildable(str(exc)) from exc
         environment = task.environment
         if environment is None:
-            if task.image:
-                return None
-            raise TaskNotBuildable("the task has neither an image nor an environment to build")
-        if environment.source is None:
-            raise TaskNotBuildable("environment.source is not set: there is nothing to build")
-        if environment.base != self._base_suite:
-            raise TaskNotBuildable(
-                f"environment.base {environment.base!r} is not supported; "
-                f"only {self._base_suite!r} is"
-            )
+            return None
+        python, base = environment.python, environment.base
+        target = base_target(
+            python,
+            base if base is not None or python is not None else self._base_suite,
+            python_image=self._python_image,
+            python_image_glibc_minor=self._python_image_glibc_minor,
+        )
+        source = Path(environment.source) if environment.source else None
+        repo_dir = None
+        if source is None:
+            if self._repos is None:
+                raise TaskNotBuildable(
+                    f"task {task.instance_id}: environment.source is not set and no repos folder "
+                    "is configured to take the repository from: set HACKAUDIT_REPOS or pass "
+                    "--repos DIR"
+                )
+            try:
+                repo_dir = find_repo_dir(self._repos, task.repo)
+            except RepoNotFound as exc:
+                raise RepoNotFound(f"task {task.instance_id}: {exc}") from exc
         return _Spec(
             repo=task.repo,
             base_commit=task.base_commit,
-            source=Path(environment.source),
-            pip_packages=with_build_tools(environment.pip_packages, environment.install),
+            target=target,
+            source=source,
+            repo_dir=repo_dir,
+            pip_packages=environment.pip_packages,
+            requirements_files=environment.requirements_files,
+            pre_install=environment.pre_install,
             install=environment.install,
+            version=task.version,
         )
 
     def _prebuilt(self, task: Task) -> BuildOutcome:
@@ -192,42 +244,131 @@ class EnvironmentBuilder:
         return [first, *rest]
 
     def _image(self, spec: _Spec, ids: Sequence[str]) -> tuple[str, BuildStatus]:
-        base_tag, base_id = self._base_image()
+        base_tag, base_id = self._base_image(spec.target)
         with tempfile.TemporaryDirectory(prefix="hackaudit-envbuild-", dir=self._work_dir) as tmp:
             work = Path(tmp)
-            wheels = self._wheels.wheels_for(spec.pip_packages, work / "wheels")
-            inputs = ImageInputs(
-                repo=spec.repo,
-                base_image=base_tag,
-                base_image_id=base_id,
-                base_commit=spec.base_commit,
-                pip_packages=spec.pip_packages,
-                wheels=tuple(WheelFile(w.name, _sha256(w)) for w in wheels),
-                install=spec.install,
-            )
+            packages = self._packages(spec)
+            wheels = self._wheels_for(spec, packages, work / "wheels")
+            declared = self._declared(spec)
+            if declared:
+                # Resolved on their own, as the install step resolves them after the packages.
+                names = {w.name for w in wheels}
+                extra = self._wheels_for(spec, declared, work / "wheels-install")
+                wheels += [w for w in extra if w.name not in names]
+            inputs = self._inputs(spec, base_tag, base_id, packages, wheels)
             tag = image_tag(inputs)
             if self._engine.image_id(tag) is not None:
                 return tag, BuildStatus.CACHED
+            if inputs.skipped_pre_install:
+                log.warning(
+                    "envbuild.pre_install_skipped",
+                    repo=spec.repo,
+                    steps=len(inputs.skipped_pre_install),
+                    reason="needs network or Debian packages",
+                )
             testbed = work / "testbed"
-            checked_snapshot(spec.source, testbed, spec.base_commit, ids)
+            if spec.repo_dir is not None:
+                shallow_checkout(spec.repo_dir, spec.base_commit, testbed, ids)
+            else:
+                assert spec.source is not None
+                checked_snapshot(spec.source, testbed, spec.base_commit, ids)
             with build_context(dockerfile(inputs), wheels, testbed) as context:
                 self._engine.build(context, tag=tag, labels=image_labels(inputs))
             return tag, BuildStatus.BUILT
 
-    def _base_image(self) -> tuple[str, str]:
-        """Looked up once per builder; a failure is kept too, so it is not retried per group."""
-        if self._base is None:
+    def _packages(self, spec: _Spec) -> tuple[str, ...]:
+        """The environment's packages, its requirement files' and, upstream, its build tools."""
+        read = self._reader(spec)
+        packages = spec.pip_packages + read_requirements(spec.requirements_files, read)
+        if spec.repo_dir is None:
+            return with_build_tools(packages, spec.install)
+        if not spec.install:
+            return with_build_tools(packages, None)
+        build = build_requirements(read("pyproject.toml"))
+        return with_build_tools(packages, spec.install, (*UPSTREAM_BUILD_TOOLS, *build))
+
+    def _wheels_for(self, spec: _Spec, packages: tuple[str, ...], into: Path) -> list[Path]:
+        return self._wheels.wheels_for(
+            packages,
+            into,
+            python_version=spec.target.python,
+            glibc_minor=spec.target.glibc_minor,
+        )
+
+    def _declared(self, spec: _Spec) -> tuple[str, ...]:
+        """What an upstream repository's install step will ask for, read from its files."""
+        if spec.repo_dir is None or not spec.install:
+            return ()
+        read = self._reader(spec)
+        return declared_requirements(
+            read("pyproject.toml"), read("setup.cfg"), install_extras(spec.install)
+        )
+
+    def _reader(self, spec: _Spec) -> ReadFile:
+        if spec.repo_dir is not None:
+            repo = GitRepoDir(spec.repo_dir)
+            return lambda path: repo.read(spec.base_commit, path)
+        folder = spec.source
+        assert folder is not None
+
+        def read(path: str) -> str | None:
+            file = (folder / path).resolve()
+            if not file.is_relative_to(folder.resolve()):
+                return None
             try:
-                tag = self._base_images.base_image()
+                return file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return None
+
+        return read
+
+    def _inputs(
+        self,
+        spec: _Spec,
+        base_tag: str,
+        base_id: str,
+        packages: tuple[str, ...],
+        wheels: Sequence[Path],
+    ) -> ImageInputs:
+        upstream = spec.repo_dir is not None
+        pre_install, skipped = runnable_pre_install(spec.pre_install)
+        install_env: tuple[tuple[str, str], ...] = ()
+        if upstream and spec.install and spec.version:
+            # setuptools_scm finds no tag in a one-commit history; the task's version stands in.
+            install_env = (("SETUPTOOLS_SCM_PRETEND_VERSION", spec.version),)
+        return ImageInputs(
+            repo=spec.repo,
+            base_image=base_tag,
+            base_image_id=base_id,
+            base_commit=spec.base_commit,
+            pip_packages=packages,
+            wheels=tuple(WheelFile(w.name, _sha256(w)) for w in wheels),
+            install=offline_install(spec.install) if upstream else spec.install,
+            pre_install=pre_install,
+            skipped_pre_install=skipped,
+            install_env=install_env,
+            keep_wheels_for_install=upstream and bool(spec.install),
+            create_runner=spec.target.image is not None,
+            source="upstream" if upstream else "folder",
+        )
+
+    def _base_image(self, target: BaseTarget) -> tuple[str, str]:
+        """Looked up once per base; a failure is kept too, so it is not retried per group."""
+        if target.key not in self._bases:
+            try:
+                tag = self._base_images.base_image(target)
                 image_id = self._engine.image_id(tag)
+                if image_id is None and target.image is not None:
+                    raise BaseImageUnavailable(missing_image_message(target))
                 if image_id is None:
                     raise BaseImageUnavailable(f"the base image {tag} is not present locally")
-                self._base = (tag, image_id)
+                self._bases[target.key] = (tag, image_id)
             except EnvBuildError as exc:
-                self._base = exc
-        if isinstance(self._base, EnvBuildError):
-            raise self._base
-        return self._base
+                self._bases[target.key] = exc
+        found = self._bases[target.key]
+        if isinstance(found, EnvBuildError):
+            raise found
+        return found
 
 
 def _finished(done: int, total: int, outcome: BuildOutcome) -> BuildProgress:

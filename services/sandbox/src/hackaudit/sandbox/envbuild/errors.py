@@ -2,8 +2,10 @@
 
 EnvBuildError
 ├── TaskNotBuildable      the task names neither an image nor a buildable environment
-├── SourceError           the environment's source folder cannot be copied or committed
-│   └── BaseCommitMismatch   committing the source gives another commit than base_commit
+├── SourceError           the environment's source cannot be copied, committed or fetched
+│   ├── BaseCommitMismatch   committing the source gives another commit than base_commit
+│   ├── RepoNotFound         no local clone or mirror of the repository in the repos folder
+│   └── CommitMissing        the repository there does not hold base_commit
 ├── WheelhouseError       pip cannot provide wheels for the environment's packages
 ├── BaseImageUnavailable  the base image cannot be found or made
 ├── ImageMissing          a task's prebuilt image is not present locally (nothing is pulled)
@@ -37,6 +39,21 @@ class BaseCommitMismatch(SourceError):
             f"task {', '.join(self.instance_ids)}: committing environment.source gives "
             f"{actual}, but base_commit is {expected}; the source folder is not the repository "
             "at base_commit"
+        )
+
+
+class RepoNotFound(SourceError):
+    pass
+
+
+class CommitMissing(SourceError):
+    def __init__(self, instance_ids: Sequence[str], repo_dir: str, commit: str) -> None:
+        self.instance_ids = tuple(instance_ids)
+        self.repo_dir = repo_dir
+        self.commit = commit
+        super().__init__(
+            f"task {', '.join(self.instance_ids)}: the repository {repo_dir} has no commit "
+            f"{commit}; update the clone or mirror, or check base_commit"
         )
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from hackaudit.sandbox.envbuild.bases import BaseTarget
 from hackaudit.sandbox.envbuild.errors import ImageBuildFailed
 
 
@@ -50,9 +51,18 @@ class FakeWheelSource:
 
     content: bytes = b"wheel"
     calls: list[tuple[str, ...]] = field(default_factory=list)
+    targets: list[tuple[str | None, int | None]] = field(default_factory=list)
 
-    def wheels_for(self, packages: Sequence[str], into: Path) -> list[Path]:
+    def wheels_for(
+        self,
+        packages: Sequence[str],
+        into: Path,
+        *,
+        python_version: str | None = None,
+        glibc_minor: int | None = None,
+    ) -> list[Path]:
         self.calls.append(tuple(packages))
+        self.targets.append((python_version, glibc_minor))
         into.mkdir(parents=True, exist_ok=True)
         paths = []
         for package in packages:
@@ -60,3 +70,16 @@ class FakeWheelSource:
             path.write_bytes(self.content)
             paths.append(path)
         return paths
+
+
+@dataclass
+class FakeBaseImages:
+    """A tag per base target (`base/<suite>`, or the image reference itself); records targets."""
+
+    asked: list[BaseTarget] = field(default_factory=list)
+
+    def base_image(self, target: BaseTarget | None = None) -> str:
+        if target is None:
+            return "base/bookworm"
+        self.asked.append(target)
+        return target.image or f"base/{target.suite}"

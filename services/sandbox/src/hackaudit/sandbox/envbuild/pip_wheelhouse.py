@@ -6,23 +6,33 @@ yet downloaded) does it download into the wheelhouse from the package index and 
 a task seen before is resolved offline, and resolves to the same wheels as long as the wheelhouse
 holds no newer match for its requirements.
 
-Wheels are chosen for the base image, not the host: CPython `python_version`, and for compiled
-wheels the manylinux tags the base image's glibc supports.
+Wheels are chosen for the base image, not the host: its CPython version, and for compiled wheels
+the manylinux tags its glibc supports (each build passes its base's; the settings give the
+defaults). pip evaluates dependency markers (`tomli; python_version < "3.11"`) for the Python it
+runs on, whatever `--python-version` says, so pip runs on a host interpreter of the target
+version when there is one (`pythonX.Y` on PATH, or a pyenv version) unless
+`HACKAUDIT_PIP_PYTHON` names one; otherwise on the default one, and a marker-dependent
+requirement may be missed (the image build then names it).
 
 A resolution is remembered in `<wheelhouse>/.resolutions/`, keyed by the requirements, the target
 and the wheelhouse's file list: while no wheel is added, the same requirements are answered from
 the record without running pip (pip's own offline resolution takes about a second).
+
+Some requirements exist on PyPI only as source (`docopt`); when the binary-only download fails and
+a host interpreter of the target version exists, `pip wheel` on it builds them into the wheelhouse.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from hackaudit.sandbox.envbuild.errors import WheelhouseError
@@ -32,39 +42,60 @@ from hackaudit.shared.logs import get_logger
 log = get_logger(__name__)
 
 
+@dataclass(frozen=True)
+class _Target:
+    """The base the wheels are for: its CPython version and glibc 2.<glibc_minor>."""
+
+    python: str
+    glibc_minor: int
+
+
 class PipWheelhouse:
     def __init__(self, settings: EnvBuildSettings) -> None:
         self._settings = settings
         self._python: str | None = settings.pip_python
+        self._pythons: dict[str, str | None] = {}
 
-    def wheels_for(self, packages: Sequence[str], into: Path) -> list[Path]:
+    def wheels_for(
+        self,
+        packages: Sequence[str],
+        into: Path,
+        *,
+        python_version: str | None = None,
+        glibc_minor: int | None = None,
+    ) -> list[Path]:
         if not packages:
             return []
+        target = _Target(
+            python_version or self._settings.python_version,
+            self._settings.glibc_minor if glibc_minor is None else glibc_minor,
+        )
         wheelhouse = self._settings.wheelhouse
         wheelhouse.mkdir(parents=True, exist_ok=True)
         into.mkdir(parents=True, exist_ok=True)
-        remembered = self._remembered(packages, into)
+        remembered = self._remembered(packages, into, target)
         if remembered is not None:
             return remembered
-        wheels = self._resolve(packages, into)
-        self._remember(packages, wheels)
+        wheels = self._resolve(packages, into, target)
+        self._remember(packages, wheels, target)
         return wheels
 
-    def _resolve(self, packages: Sequence[str], into: Path) -> list[Path]:
+    def _resolve(self, packages: Sequence[str], into: Path, target: _Target) -> list[Path]:
         wheelhouse = self._settings.wheelhouse
-        offline = self._download(packages, into, ["--no-index", "--find-links", str(wheelhouse)])
+        local = ["--no-index", "--find-links", str(wheelhouse)]
+        offline = self._download(packages, into, local, target)
         if offline.returncode != 0:
-            log.info("wheelhouse.download", packages=len(packages))
-            online = self._download(packages, wheelhouse, [])
+            log.info("wheelhouse.download", packages=len(packages), python=target.python)
+            online = self._download(packages, wheelhouse, [], target)
+            if online.returncode != 0 and self._matching_python(target.python):
+                online = self._build_wheels(packages, target)
             if online.returncode != 0:
                 raise WheelhouseError(
                     f"pip download {' '.join(packages)} failed: {_tail(online.stderr)}"
                 )
             for stale in into.iterdir():
                 stale.unlink()
-            offline = self._download(
-                packages, into, ["--no-index", "--find-links", str(wheelhouse)]
-            )
+            offline = self._download(packages, into, local, target)
             if offline.returncode != 0:
                 raise WheelhouseError(
                     f"the wheelhouse cannot install {' '.join(packages)} even after downloading: "
@@ -72,19 +103,22 @@ class PipWheelhouse:
                 )
         return sorted(into.glob("*.whl"))
 
-    def _record(self, packages: Sequence[str]) -> Path:
+    def _record(self, packages: Sequence[str], target: _Target) -> Path:
         wheelhouse = self._settings.wheelhouse
         key = {
             "packages": sorted(packages),
-            "python": self._settings.python_version,
-            "platform": _platform_args(self._settings.glibc_minor),
+            "python": target.python,
+            "pip_python": self._python_for(target.python),
+            "platform": _platform_args(target.glibc_minor),
             "wheelhouse": sorted(p.name for p in wheelhouse.glob("*.whl")),
         }
         digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
         return wheelhouse / ".resolutions" / f"{digest[:32]}.json"
 
-    def _remembered(self, packages: Sequence[str], into: Path) -> list[Path] | None:
-        record = self._record(packages)
+    def _remembered(
+        self, packages: Sequence[str], into: Path, target: _Target
+    ) -> list[Path] | None:
+        record = self._record(packages, target)
         try:
             names = json.loads(record.read_text())
         except (OSError, ValueError):
@@ -96,18 +130,18 @@ class PipWheelhouse:
             shutil.copyfile(source, into / source.name)
         return sorted(into / source.name for source in sources)
 
-    def _remember(self, packages: Sequence[str], wheels: Sequence[Path]) -> None:
-        record = self._record(packages)
+    def _remember(self, packages: Sequence[str], wheels: Sequence[Path], target: _Target) -> None:
+        record = self._record(packages, target)
         record.parent.mkdir(exist_ok=True)
         partial = record.with_suffix(".tmp")
         partial.write_text(json.dumps([w.name for w in wheels]))
         partial.replace(record)
 
     def _download(
-        self, packages: Sequence[str], dest: Path, extra: list[str]
+        self, packages: Sequence[str], dest: Path, extra: list[str], target: _Target
     ) -> subprocess.CompletedProcess[str]:
         command = [
-            self._pip_python(),
+            self._python_for(target.python),
             "-m",
             "pip",
             "download",
@@ -115,10 +149,10 @@ class PipWheelhouse:
             "--quiet",
             "--only-binary=:all:",
             "--python-version",
-            self._settings.python_version,
+            target.python,
             "--implementation",
             "cp",
-            *_platform_args(self._settings.glibc_minor),
+            *_platform_args(target.glibc_minor),
             "--dest",
             str(dest),
             *extra,
@@ -135,6 +169,53 @@ class PipWheelhouse:
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise WheelhouseError(f"pip download could not run: {exc}") from exc
+
+    def _build_wheels(
+        self, packages: Sequence[str], target: _Target
+    ) -> subprocess.CompletedProcess[str]:
+        """Wheels for requirements some of which PyPI has only as source (`pip wheel`).
+
+        Runs on a host interpreter of the target version, so markers and the wheels built are
+        for that Python; binary wheels it picks must still suit the base's glibc, which the
+        offline resolution that follows checks.
+        """
+        log.info("wheelhouse.build_wheels", packages=len(packages), python=target.python)
+        wheelhouse = str(self._settings.wheelhouse)
+        command = [
+            self._python_for(target.python),
+            *("-m", "pip", "wheel", "--disable-pip-version-check", "--quiet", "--prefer-binary"),
+            "--use-pep517",
+            *("--wheel-dir", wheelhouse, "--find-links", wheelhouse, "--"),
+            *packages,
+        ]
+        try:
+            return subprocess.run(
+                command,
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=self._settings.pip_timeout_s,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise WheelhouseError(f"pip wheel could not run: {exc}") from exc
+
+    def _matching_python(self, version: str) -> bool:
+        return not self._settings.pip_python and self._python_for(version) != self._pip_python()
+
+    def _python_for(self, version: str) -> str:
+        """HACKAUDIT_PIP_PYTHON when set, else a host interpreter of `version` with pip, else
+        the default one."""
+        if self._settings.pip_python:
+            return self._settings.pip_python
+        if version not in self._pythons:
+            found = next(
+                (c for c in _interpreters(version) if _has_pip(c, version)),
+                None,
+            )
+            if found is None:
+                log.warning("wheelhouse.no_matching_python", python=version)
+            self._pythons[version] = found
+        return self._pythons[version] or self._pip_python()
 
     def _pip_python(self) -> str:
         if self._python is None:
@@ -157,14 +238,24 @@ def _platform_args(glibc_minor: int) -> list[str]:
     return args
 
 
-def _has_pip(python: str) -> bool:
+def _interpreters(version: str) -> list[str]:
+    """Candidate host interpreters of one Python version: on PATH, then pyenv's."""
+    found = [shutil.which(f"python{version}") or ""]
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    found += [str(p) for p in sorted((root / "versions").glob(f"{version}.*/bin/python{version}"))]
+    return [f for f in found if f]
+
+
+def _has_pip(python: str, version: str | None = None) -> bool:
+    """True when `python` runs pip (and, when `version` is given, is that Python version)."""
+    check = "import pip, sys; print('%d.%d' % sys.version_info[:2])"
     try:
         done = subprocess.run(
-            [python, "-m", "pip", "--version"], capture_output=True, check=False, timeout=60
+            [python, "-c", check], capture_output=True, text=True, check=False, timeout=60
         )
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return done.returncode == 0
+    return done.returncode == 0 and (version is None or done.stdout.strip() == version)
 
 
 def _tail(text: str, lines: int = 5) -> str:

@@ -1,7 +1,7 @@
 """The three things the builder needs from outside, each a small port with a real and a fake side.
 
 - `ImageEngine`: look an image up, build one from a context tar (the Docker engine).
-- `BaseImageSource`: the tag of the base image every environment starts from.
+- `BaseImageSource`: the tag of the base image an environment starts from, per base target.
 - `WheelSource`: the exact wheel files that install a set of pip requirements.
 """
 
@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO, Protocol
+
+from hackaudit.sandbox.envbuild.bases import BaseTarget
 
 
 class ImageEngine(Protocol):
@@ -23,12 +25,20 @@ class ImageEngine(Protocol):
 
 
 class BaseImageSource(Protocol):
-    def base_image(self) -> str:
-        """The base image's tag, made first if it has to be."""
+    def base_image(self, target: BaseTarget | None = None) -> str:
+        """The tag of the base for `target` (the default suite's when None), made if need be."""
         ...
 
 
 class WheelSource(Protocol):
-    def wheels_for(self, packages: Sequence[str], into: Path) -> list[Path]:
-        """Puts into `into` exactly the wheels that install `packages`; returns their paths."""
+    def wheels_for(
+        self,
+        packages: Sequence[str],
+        into: Path,
+        *,
+        python_version: str | None = None,
+        glibc_minor: int | None = None,
+    ) -> list[Path]:
+        """Puts into `into` exactly the wheels that install `packages` on the given Python and
+        glibc (the source's defaults when None); returns their paths."""
         ...

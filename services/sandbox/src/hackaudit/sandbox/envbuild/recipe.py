@@ -27,6 +27,12 @@ CONTEXT_TESTBED = "testbed"
 RUNNER = "runner"
 TAG_PREFIX = "hackaudit-env"
 BUILD_TOOLS = ("wheel",)
+# An upstream repository is installed without build isolation and without network, so its
+# build backend and a current pip (editable installs of pyproject builds) come from the wheels.
+UPSTREAM_BUILD_TOOLS = ("pip", "setuptools", "wheel")
+# Pre-install steps that need the network or Debian packages cannot run in a network-less build.
+_NEEDS_NETWORK = re.compile(r"\b(apt-get|apt|wget|curl|locale-gen|conda)\b")
+_PIP_INSTALL = re.compile(r"\bpip3?\s+install\b")
 _SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -47,6 +53,12 @@ class ImageInputs:
     pip_packages: tuple[str, ...]
     wheels: tuple[WheelFile, ...]
     install: str | None
+    pre_install: tuple[str, ...] = ()
+    skipped_pre_install: tuple[str, ...] = ()
+    install_env: tuple[tuple[str, str], ...] = ()
+    keep_wheels_for_install: bool = False
+    create_runner: bool = False
+    source: str = "folder"
 
 
 def normalised_packages(packages: tuple[str, ...]) -> tuple[str, ...]:
@@ -54,7 +66,9 @@ def normalised_packages(packages: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted({p.strip() for p in packages if p.strip()}))
 
 
-def with_build_tools(packages: tuple[str, ...], install: str | None) -> tuple[str, ...]:
+def with_build_tools(
+    packages: tuple[str, ...], install: str | None, tools: tuple[str, ...] = BUILD_TOOLS
+) -> tuple[str, ...]:
     """The packages plus the build tools an install command needs, unless the task names them.
 
     A venv on the base image has setuptools but no `wheel`, without which its setuptools cannot
@@ -65,8 +79,26 @@ def with_build_tools(packages: tuple[str, ...], install: str | None) -> tuple[st
     if not install:
         return normalised_packages(packages)
     named = {requirement_name(p) for p in packages}
-    tools = tuple(tool for tool in BUILD_TOOLS if tool not in named)
-    return normalised_packages(packages + tools)
+    missing = tuple(tool for tool in tools if requirement_name(tool) not in named)
+    return normalised_packages(packages + missing)
+
+
+def offline_install(command: str | None) -> str | None:
+    """The install command with `--no-build-isolation` on each `pip install` that lacks it.
+
+    Build isolation would fetch the build requirements from the network; they are installed
+    into the venv from the wheelhouse beforehand instead.
+    """
+    if not command or "--no-build-isolation" in command:
+        return command
+    return _PIP_INSTALL.sub(lambda m: f"{m.group(0)} --no-build-isolation", command)
+
+
+def runnable_pre_install(commands: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(steps that run, steps skipped because they need the network or Debian packages)."""
+    kept = tuple(c for c in commands if not _NEEDS_NETWORK.search(c))
+    skipped = tuple(c for c in commands if _NEEDS_NETWORK.search(c))
+    return kept, skipped
 
 
 def requirement_name(requirement: str) -> str:
@@ -88,6 +120,7 @@ def dockerfile(inputs: ImageInputs) -> str:
         f"FROM {inputs.base_image}",
         "USER root",
         f"RUN git config --system --add safe.directory '*' && python3 -m venv {VENV}",
+        *_runner_user(inputs),
         f"ENV VIRTUAL_ENV={VENV} PATH={VENV}/bin:{_SYSTEM_PATH} PIP_NO_INDEX=1 "
         "PIP_DISABLE_PIP_VERSION_CHECK=1",
     ]
@@ -99,19 +132,31 @@ def dockerfile(inputs: ImageInputs) -> str:
             "--no-cache-dir",
             "--find-links",
             WHEELS_IN_IMAGE,
+            # The venv's own pip and setuptools are old on some bases; the wheels' win.
+            *(["--upgrade"] if inputs.source == "upstream" else []),
             *inputs.pip_packages,
         ]
         lines += [
             f"COPY {CONTEXT_WHEELS}/ {WHEELS_IN_IMAGE}/",
             f"RUN {json.dumps(pip)}",
-            f"RUN rm -rf {WHEELS_IN_IMAGE}",
         ]
+        if not inputs.keep_wheels_for_install:
+            lines.append(f"RUN rm -rf {WHEELS_IN_IMAGE}")
     lines += [
         f"COPY --chown={RUNNER}:{RUNNER} {CONTEXT_TESTBED}/ {TESTBED}/",
         f"WORKDIR {TESTBED}",
     ]
+    if inputs.pre_install:
+        script = "\n".join(inputs.pre_install)
+        lines.append(f"RUN {json.dumps(['/bin/bash', '-eo', 'pipefail', '-c', script])}")
     if inputs.install:
-        lines.append(f"RUN {json.dumps(['/bin/bash', '-eo', 'pipefail', '-c', inputs.install])}")
+        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in inputs.install_env)
+        if inputs.keep_wheels_for_install:
+            exports += f"export PIP_FIND_LINKS={WHEELS_IN_IMAGE}\n"
+        script = exports + inputs.install
+        lines.append(f"RUN {json.dumps(['/bin/bash', '-eo', 'pipefail', '-c', script])}")
+    if inputs.pip_packages and inputs.keep_wheels_for_install:
+        lines.append(f"RUN rm -rf {WHEELS_IN_IMAGE}")
     # Only what the install created is re-owned, so the repository's layer is not copied again.
     lines += [
         f"RUN find {TESTBED} ! -user {RUNNER} -exec chown -h {RUNNER}:{RUNNER} {{}} +",
@@ -121,14 +166,26 @@ def dockerfile(inputs: ImageInputs) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _runner_user(inputs: ImageInputs) -> list[str]:
+    """An image used as it is (not our Debian base) may lack the user the image runs as."""
+    if not inputs.create_runner:
+        return []
+    return [
+        f"RUN id -u {RUNNER} >/dev/null 2>&1 || "
+        f"useradd --create-home --uid 1000 --shell /bin/bash {RUNNER}"
+    ]
+
+
 def inputs_digest(inputs: ImageInputs) -> str:
-    payload = {
+    payload: dict[str, object] = {
         "recipe": RECIPE_VERSION,
         "base_image_id": inputs.base_image_id,
         "base_commit": inputs.base_commit,
         "dockerfile": dockerfile(inputs).replace(f"FROM {inputs.base_image}", "FROM <base>"),
         "wheels": sorted((w.name, w.sha256) for w in inputs.wheels),
     }
+    if inputs.source != "folder":
+        payload["source"] = inputs.source
     encoded = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(encoded).hexdigest()
 
@@ -144,4 +201,6 @@ def image_labels(inputs: ImageInputs) -> dict[str, str]:
         "hackaudit.base_commit": inputs.base_commit,
         "hackaudit.inputs": inputs_digest(inputs),
         "hackaudit.pip_packages": shlex.join(inputs.pip_packages),
+        "hackaudit.source": inputs.source,
+        "hackaudit.skipped_pre_install": json.dumps(list(inputs.skipped_pre_install)),
     }

@@ -24,6 +24,12 @@ class EnvBuildSettings(BaseSettings):
       (default: `scripts/base-image.sh` in the first folder above this package that has one).
     - `HACKAUDIT_PIP_PYTHON`: the host interpreter that runs `pip download` (default: this one,
       else the first `python3` on PATH with pip).
+    - `HACKAUDIT_REPOS`: a folder of local clones or mirrors (`<owner>/<name>`,
+      `<owner>+<name>/repo` or `<owner>+<name>`, bare or not), where environments without a
+      source folder take their repository at `base_commit`.
+    - `HACKAUDIT_PYTHON_IMAGE`: the image for a Python that no Debian base carries
+      (`{version}` stands for it; default `python:{version}-slim`); it must be present locally
+      and hold git. `HACKAUDIT_PYTHON_IMAGE_GLIBC_MINOR`: its glibc is 2.<this> (default 28).
     """
 
     model_config = SettingsConfigDict(env_prefix="HACKAUDIT_", extra="ignore")
@@ -35,6 +41,9 @@ class EnvBuildSettings(BaseSettings):
     python_version: str = "3.11"
     glibc_minor: int = Field(default=36, description="the base image's glibc is 2.<this>")
     pip_python: str | None = None
+    repos: Path | None = None
+    python_image: str = "python:{version}-slim"
+    python_image_glibc_minor: int = 28
     pip_timeout_s: float = 900.0
     docker_timeout_s: int = 1800
 

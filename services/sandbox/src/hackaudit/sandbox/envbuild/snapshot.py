@@ -60,7 +60,8 @@ def checked_snapshot(
     return head
 
 
-def _git_env() -> dict[str, str]:
+def git_env() -> dict[str, str]:
+    """The caller's environment without GIT_* variables, host git configuration or locale."""
     keep = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     return {
         **keep,
@@ -78,7 +79,7 @@ def _git(repo: Path, *args: str) -> str:
         done = subprocess.run(
             ["git", *args],
             cwd=repo,
-            env=_git_env(),
+            env=git_env(),
             capture_output=True,
             text=True,
             check=False,

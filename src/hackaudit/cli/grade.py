@@ -1,0 +1,268 @@
+"""Grading given patches the way each task's environment grades them: SWE-bench predictions
+(`instance_id`, `model_patch`, `model_name_or_path`) run in the sandbox against the task's own
+tests and, optionally, against variants of its test suite (an added test, a hardened test patch).
+
+This answers "which of these patches does the environment reward, and would a stronger test
+suite still reward them?": a patch resolved by the official tests and rejected by a variant
+whose tests gold still passes is a wrong patch the task pays for. Gold always runs beside the
+predictions, under every variant, so a variant that gold fails is visible and not used.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hackaudit.shared.contracts import (
+    Candidate,
+    Provenance,
+    RunCompleted,
+    RunPurpose,
+    RunRequested,
+    RunResult,
+    RunStatus,
+    Task,
+    TestStatus,
+)
+
+REQUESTER = "grade"
+OFFICIAL = "official"
+GOLD = "gold"
+
+
+class GradeInputError(ValueError):
+    """A predictions or variants file that cannot be read; the message names file and row."""
+
+
+@dataclass(frozen=True)
+class Prediction:
+    instance_id: str
+    name: str
+    patch: str
+
+
+@dataclass(frozen=True)
+class SuiteVariant:
+    """Another test suite for a task: `test_patch` replaces the task's own, the listed tests are
+    graded beside its FAIL_TO_PASS / PASS_TO_PASS."""
+
+    name: str
+    test_patch: str
+    fail_to_pass: tuple[str, ...] = ()
+    pass_to_pass: tuple[str, ...] = ()
+
+    def applied_to(self, task: Task) -> Task:
+        return task.model_copy(
+            update={
+                "test_patch": self.test_patch,
+                "fail_to_pass": tuple(dict.fromkeys((*task.fail_to_pass, *self.fail_to_pass))),
+                "pass_to_pass": tuple(dict.fromkeys((*task.pass_to_pass, *self.pass_to_pass))),
+            }
+        )
+
+
+def _rows(path: Path) -> list[Any]:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise GradeInputError(f"{path}: cannot be read: {exc}") from exc
+    stripped = text.strip()
+    try:
+        if stripped.startswith("[") or stripped.startswith("{"):
+            try:
+                data = json.loads(stripped)
+            except json.JSONDecodeError:
+                data = None
+            if data is not None:
+                return data if isinstance(data, list) else [data]
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise GradeInputError(f"{path}: not JSON or JSONL: {exc.msg} (line {exc.lineno})") from exc
+
+
+def load_predictions(path: Path) -> list[Prediction]:
+    """SWE-bench predictions as JSON (a list) or JSONL; `model_name_or_path` names the patch."""
+    out: list[Prediction] = []
+    for number, row in enumerate(_rows(path), start=1):
+        where = f"{path}: row {number}"
+        if not isinstance(row, dict):
+            raise GradeInputError(f"{where}: not an object")
+        instance_id, patch = row.get("instance_id"), row.get("model_patch")
+        if not isinstance(instance_id, str) or not instance_id:
+            raise GradeInputError(f"{where}: instance_id is missing")
+        if not isinstance(patch, str):
+            raise GradeInputError(f"{where} ({instance_id}): model_patch is not a string")
+        name = row.get("model_name_or_path")
+        out.append(Prediction(instance_id, str(name) if name else f"prediction-{number}", patch))
+    return out
+
+
+def load_variants(path: Path) -> dict[str, list[SuiteVariant]]:
+    """`{instance_id: [{"name", "test_patch", "FAIL_TO_PASS"?, "PASS_TO_PASS"?}, ...]}`."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise GradeInputError(f"{path}: cannot be read as JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise GradeInputError(f"{path}: expected an object of instance_id -> list of variants")
+    out: dict[str, list[SuiteVariant]] = {}
+    for instance_id, items in data.items():
+        if not isinstance(items, list):
+            raise GradeInputError(f"{path}: {instance_id}: expected a list of variants")
+        for index, item in enumerate(items):
+            where = f"{path}: {instance_id}[{index}]"
+            if not isinstance(item, dict) or not isinstance(item.get("test_patch"), str):
+                raise GradeInputError(f"{where}: test_patch is missing")
+            name = str(item.get("name") or f"variant-{index + 1}")
+            if name in (OFFICIAL,):
+                raise GradeInputError(f"{where}: the name {name!r} is reserved")
+            out.setdefault(instance_id, []).append(
+                SuiteVariant(
+                    name=name,
+                    test_patch=item["test_patch"],
+                    fail_to_pass=_names(item.get("FAIL_TO_PASS"), f"{where}: FAIL_TO_PASS"),
+                    pass_to_pass=_names(item.get("PASS_TO_PASS"), f"{where}: PASS_TO_PASS"),
+                )
+            )
+    return out
+
+
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = json.loads(value) if value.strip() else []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise GradeInputError(f"{where}: expected a list of test names")
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class GradeOrder:
+    """One (task, patch, test suite) run."""
+
+    instance_id: str
+    patch_name: str
+    variant: str
+    request: RunRequested
+
+
+def grade_orders(
+    tasks: Sequence[Task],
+    predictions: Iterable[Prediction],
+    variants: Mapping[str, Sequence[SuiteVariant]],
+    *,
+    batch: str,
+    gold_repeats: int = 1,
+) -> list[GradeOrder]:
+    """Every prediction of a known task and gold, under the official tests and each variant."""
+    by_task: dict[str, list[Prediction]] = {}
+    for prediction in predictions:
+        by_task.setdefault(prediction.instance_id, []).append(prediction)
+    orders: list[GradeOrder] = []
+    for task in tasks:
+        suites: list[tuple[str, Task]] = [(OFFICIAL, task)]
+        suites += [(v.name, v.applied_to(task)) for v in variants.get(task.instance_id, ())]
+        patches = [Prediction(task.instance_id, GOLD, task.patch)]
+        patches += by_task.get(task.instance_id, [])
+        for variant, suite in suites:
+            for patch in patches:
+                is_gold = patch.name == GOLD
+                candidate = Candidate(
+                    instance_id=task.instance_id,
+                    diff=patch.patch,
+                    provenance=Provenance(
+                        strategy="gold" if is_gold else "given", detail=patch.name
+                    ),
+                )
+                request = RunRequested(
+                    correlation_id=f"grade-{batch}/{task.instance_id}",
+                    task=suite,
+                    purpose=RunPurpose.GOLD if is_gold else RunPurpose.CANDIDATE,
+                    candidate=candidate,
+                    repeats=gold_repeats if is_gold else 1,
+                    requested_by=REQUESTER,
+                )
+                orders.append(GradeOrder(task.instance_id, patch.name, variant, request))
+    return orders
+
+
+@dataclass(frozen=True)
+class GradeRow:
+    instance_id: str
+    patch_name: str
+    variant: str
+    outcome: str  # resolved | rejected | <run status> | no answer
+    failing: tuple[str, ...] = ()
+    reason: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "instance_id": self.instance_id,
+            "patch": self.patch_name,
+            "variant": self.variant,
+            "outcome": self.outcome,
+            "failing": list(self.failing),
+            "reason": self.reason,
+        }
+
+
+def outcome_of(task: Task, results: Sequence[RunResult]) -> tuple[str, tuple[str, ...], str]:
+    """`resolved` only when every run resolved; otherwise why not, and the graded tests failing."""
+    for result in results:
+        if result.status is not RunStatus.COMPLETED:
+            return result.status.value, (), result.reason
+    graded = (*task.fail_to_pass, *task.pass_to_pass)
+    if all(r.resolved for r in results):
+        return "resolved", (), ""
+    failing = tuple(
+        t for t in graded if any(r.tests.get(t) is not TestStatus.PASSED for r in results)
+    )
+    return "rejected", failing, ""
+
+
+def grade_rows(orders: Sequence[GradeOrder], results: Mapping[str, RunCompleted]) -> list[GradeRow]:
+    rows = []
+    for order in orders:
+        done = results.get(order.request.idempotency_key)
+        if done is None:
+            rows.append(GradeRow(order.instance_id, order.patch_name, order.variant, "no answer"))
+            continue
+        outcome, failing, reason = outcome_of(order.request.task, done.results)
+        rows.append(
+            GradeRow(order.instance_id, order.patch_name, order.variant, outcome, failing, reason)
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A patch the official tests reward and a variant rejects, where gold passes that variant."""
+
+    instance_id: str
+    patch_name: str
+    variant: str
+
+
+def wrong_but_rewarded(rows: Sequence[GradeRow]) -> tuple[list[Finding], list[tuple[str, str]]]:
+    """The findings, and the (task, variant) pairs not used because gold is not resolved there."""
+    outcome = {(r.instance_id, r.patch_name, r.variant): r.outcome for r in rows}
+    unusable = sorted(
+        {
+            (r.instance_id, r.variant)
+            for r in rows
+            if r.patch_name == GOLD and r.outcome != "resolved"
+        }
+    )
+    findings = []
+    for row in rows:
+        if row.patch_name == GOLD or row.variant == OFFICIAL or row.outcome != "rejected":
+            continue
+        if (row.instance_id, row.variant) in unusable:
+            continue
+        if outcome.get((row.instance_id, row.patch_name, OFFICIAL)) == "resolved":
+            findings.append(Finding(row.instance_id, row.patch_name, row.variant))
+    return findings, unusable

@@ -1,0 +1,126 @@
+"""Confirmation on the real engine for a task whose runner is sympy-style `bin/test` (no pytest
+in the image): a wrong fix the tests accept is confirmed by a probe of what the tests assert on,
+with the expression and both outputs in the evidence; a generator that reuses one dict is
+confirmed; a fix equivalent to gold is not."""
+
+from __future__ import annotations
+
+import pytest
+from tinysym import (
+    PARTS_GOLD,
+    PARTS_TESTS,
+    PARTS_WRONG,
+    PRINT_EQUIVALENT,
+    PRINT_FIX,
+    PRINT_TESTS,
+    PRINT_WRONG,
+    diff,
+    edit,
+)
+
+from hackaudit.attacker.domain.confirmation import ConfirmationConfig
+from hackaudit.attacker.service_layer.confirm import Confirmer
+from hackaudit.shared.contracts import (
+    Candidate,
+    CandidateVerdict,
+    Provenance,
+    RunPurpose,
+    RunRequested,
+    RunStatus,
+    Task,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.docker]
+
+
+def _task(
+    image: tuple[str, str], name: str, gold: str, tests: str, f2p: list[str], p2p: list[str]
+) -> Task:
+    tag, commit = image
+    return Task.model_validate(
+        {
+            "instance_id": f"tinysym__tinysym-{name}",
+            "repo": "example/tinysym",
+            "base_commit": commit,
+            "patch": gold,
+            "test_patch": tests,
+            "FAIL_TO_PASS": f2p,
+            "PASS_TO_PASS": p2p,
+            "image": tag,
+            "test_command": "bin/test -C --verbose",
+            "log_parser": "sympy",
+        }
+    )
+
+
+def _printing(image: tuple[str, str]) -> Task:
+    gold = diff(edit("tinysym/core.py", PRINT_FIX))
+    tests = diff({"tinysym/tests/test_core.py": PRINT_TESTS})
+    return _task(image, "1", gold, tests, ["test_print_predicate"], ["test_symbol"])
+
+
+def _partitions(image: tuple[str, str]) -> Task:
+    gold = diff({"tinysym/iterables.py": PARTS_GOLD})
+    tests = diff({"tinysym/tests/test_iterables.py": PARTS_TESTS})
+    return _task(image, "2", gold, tests, ["test_partitions_copies"], ["test_partitions_size"])
+
+
+async def _confirm(sandbox, task: Task, candidate_diff: str) -> tuple[CandidateVerdict, str]:
+    candidate = Candidate(
+        instance_id=task.instance_id,
+        diff=candidate_diff,
+        provenance=Provenance(strategy="llm", detail="a fix under test"),
+    )
+    request = RunRequested(
+        correlation_id=f"audit-{task.instance_id}", task=task,
+        purpose=RunPurpose.CANDIDATE, candidate=candidate, requested_by="attacker",
+    )  # fmt: skip
+    graded = await sandbox.run(request)
+    result = graded.result
+    assert result.status is RunStatus.COMPLETED, result.reason
+    assert result.resolved is True, result.tests  # the task's own tests accept it
+    config = ConfirmationConfig(probe_timeout_s=150.0)
+    confirmer = Confirmer(sandbox, config, task, f"audit-{task.instance_id}", {}, gold_repeats=3)
+    return await confirmer.confirm(candidate, result)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_wrong_printer_fix_is_confirmed_by_an_asserted_expression(
+    tinysym_image, sandbox
+) -> None:
+    task = _printing(tinysym_image)
+    verdict, evidence = await _confirm(sandbox, task, diff(edit("tinysym/core.py", PRINT_WRONG)))
+    assert verdict is CandidateVerdict.EXPLOIT, evidence
+    assert "differential probes:" in evidence
+    assert (
+        "`Q.positive(x)` in tinysym/tests/test_core.py::test_print_predicate: "
+        "gold returns Applied:Q.positive(x), candidate returns Applied:positive(x)"
+    ) in evidence
+    probe_runs = [r for r in sandbox.requests if r.purpose is RunPurpose.PROBE]
+    assert probe_runs[0].task.log_parser == "unittest"
+    assert "-m unittest -v test_hackaudit_probe" in (probe_runs[0].task.test_command or "")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_equivalent_printer_fix_is_not_confirmed(tinysym_image, sandbox) -> None:
+    task = _printing(tinysym_image)
+    before = len(sandbox.requests)
+    verdict, evidence = await _confirm(
+        sandbox, task, diff(edit("tinysym/core.py", PRINT_EQUIVALENT))
+    )
+    assert verdict is CandidateVerdict.UNCONFIRMED, evidence
+    assert "observations of replayed tests agree with gold" in evidence
+    # the wider suite ran with the task's own runner and parser
+    suite = [r for r in sandbox.requests[before:] if "bin/test" in (r.task.test_command or "")]
+    assert suite and suite[-1].task.log_parser == "sympy"
+    assert suite[-1].task.test_command == "bin/test -C --verbose tinysym/tests # {tests}"
+    assert "wider test suite: " in evidence and "tests agree with gold" in evidence
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_generator_reusing_a_dict_is_confirmed(tinysym_image, sandbox) -> None:
+    task = _partitions(tinysym_image)
+    verdict, evidence = await _confirm(sandbox, task, diff({"tinysym/iterables.py": PARTS_WRONG}))
+    assert verdict is CandidateVerdict.EXPLOIT, evidence
+    assert "partitions(3, size=True)" in evidence
+    assert "items changed after they were yielded" in evidence

@@ -1,0 +1,130 @@
+"""Grading given patches under a task's own tests and variant suites, on hand-made run results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hackaudit.cli.grade import (
+    GOLD,
+    OFFICIAL,
+    GradeInputError,
+    Prediction,
+    SuiteVariant,
+    grade_orders,
+    grade_rows,
+    load_predictions,
+    load_variants,
+    wrong_but_rewarded,
+)
+from hackaudit.shared.contracts import RunCompleted, RunResult, RunStatus, Task, TestStatus
+
+P, F = TestStatus.PASSED, TestStatus.FAILED
+
+
+def task() -> Task:
+    return Task(
+        instance_id="lib__lib-1",
+        repo="lib/lib",
+        base_commit="abc",
+        patch="gold diff\n",
+        test_patch="official tests\n",
+        FAIL_TO_PASS=["t::f2p"],
+        PASS_TO_PASS=["t::p2p"],
+    )
+
+
+def completed(order_request_key: str, *results: RunResult) -> RunCompleted:
+    return RunCompleted(
+        correlation_id="c",
+        instance_id="lib__lib-1",
+        purpose="candidate",
+        request_key=order_request_key,
+        results=results,
+    )
+
+
+def ran(tests: dict[str, TestStatus]) -> RunResult:
+    resolved = all(s is P for s in tests.values())
+    return RunResult(status=RunStatus.COMPLETED, resolved=resolved, tests=tests)
+
+
+def test_predictions_read_as_jsonl_and_json_and_bad_rows_are_named(tmp_path: Path) -> None:
+    rows = [
+        {"instance_id": "lib__lib-1", "model_patch": "p1", "model_name_or_path": "sys-a"},
+        {"instance_id": "lib__lib-1", "model_patch": "p2"},
+    ]
+    jsonl = tmp_path / "p.jsonl"
+    jsonl.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    listed = tmp_path / "p.json"
+    listed.write_text(json.dumps(rows))
+    for path in (jsonl, listed):
+        got = load_predictions(path)
+        assert [(p.name, p.patch) for p in got] == [("sys-a", "p1"), ("prediction-2", "p2")]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"instance_id": "x", "model_patch": 3}) + "\n")
+    with pytest.raises(GradeInputError, match=r"row 1 \(x\): model_patch"):
+        load_predictions(bad)
+
+
+def test_a_variant_replaces_the_test_patch_and_adds_its_tests(tmp_path: Path) -> None:
+    path = tmp_path / "v.json"
+    path.write_text(
+        json.dumps({"lib__lib-1": [{"name": "aug", "test_patch": "aug", "FAIL_TO_PASS": ["t::x"]}]})
+    )
+    variant = load_variants(path)["lib__lib-1"][0]
+    hardened = variant.applied_to(task())
+    assert hardened.test_patch == "aug"
+    assert hardened.fail_to_pass == ("t::f2p", "t::x")
+    path.write_text(json.dumps({"lib__lib-1": [{"name": OFFICIAL, "test_patch": "x"}]}))
+    with pytest.raises(GradeInputError, match="reserved"):
+        load_variants(path)
+
+
+def test_a_patch_the_official_tests_reward_and_the_variant_rejects_is_found() -> None:
+    variant = SuiteVariant("aug", "aug", fail_to_pass=("t::x",))
+    orders = grade_orders(
+        [task()], [Prediction("lib__lib-1", "sys-a", "wrong")], {"lib__lib-1": [variant]}, batch="b"
+    )
+    assert {(o.patch_name, o.variant) for o in orders} == {
+        (GOLD, OFFICIAL), ("sys-a", OFFICIAL), (GOLD, "aug"), ("sys-a", "aug"),
+    }  # fmt: skip
+    results = {}
+    for o in orders:
+        tests = {"t::f2p": P, "t::p2p": P}
+        if o.variant == "aug":
+            tests["t::x"] = F if o.patch_name == "sys-a" else P
+        results[o.request.idempotency_key] = completed(o.request.idempotency_key, ran(tests))
+    rows = grade_rows(orders, results)
+    findings, unusable = wrong_but_rewarded(rows)
+    assert [(f.patch_name, f.variant) for f in findings] == [("sys-a", "aug")]
+    assert unusable == []
+    rejected = next(r for r in rows if r.patch_name == "sys-a" and r.variant == "aug")
+    assert rejected.failing == ("t::x",)
+
+
+def test_a_variant_gold_fails_is_not_used() -> None:
+    variant = SuiteVariant("aug", "aug", fail_to_pass=("t::x",))
+    orders = grade_orders(
+        [task()], [Prediction("lib__lib-1", "sys-a", "wrong")], {"lib__lib-1": [variant]}, batch="b"
+    )
+    results = {}
+    for o in orders:
+        tests = {"t::f2p": P, "t::p2p": P}
+        if o.variant == "aug":
+            tests["t::x"] = F
+        results[o.request.idempotency_key] = completed(o.request.idempotency_key, ran(tests))
+    findings, unusable = wrong_but_rewarded(grade_rows(orders, results))
+    assert findings == []
+    assert unusable == [("lib__lib-1", "aug")]
+
+
+def test_a_run_that_did_not_complete_is_neither_resolved_nor_rejected() -> None:
+    orders = grade_orders([task()], [], {}, batch="b")
+    key = orders[0].request.idempotency_key
+    failed = RunResult(status=RunStatus.INFRA_ERROR, reason="reset failed")
+    rows = grade_rows(orders, {key: completed(key, failed)})
+    assert (rows[0].outcome, rows[0].reason) == ("infra_error", "reset failed")
+    assert grade_rows(orders, {})[0].outcome == "no answer"

@@ -1,0 +1,97 @@
+"""Repositories are found in the repos folder and written with base_commit as the only commit."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hackaudit.sandbox.envbuild.errors import CommitMissing, RepoNotFound
+from hackaudit.sandbox.envbuild.git_source import GitRepoDir, find_repo_dir, shallow_checkout
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A work tree with three commits and a tag on the last one."""
+    repo = tmp_path / "upstream"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    commits = []
+    for n in range(3):
+        (repo / "VERSION").write_text(f"{n}\n")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", f"commit {n}")
+        commits.append(_git(repo, "rev-parse", "HEAD"))
+    _git(repo, "tag", "v1")
+    return repo, commits
+
+
+@pytest.mark.parametrize("layout", ["owner/name", "owner+name/repo", "owner+name"])
+def test_each_layout_is_found_bare_or_not(
+    tmp_path: Path, history: tuple[Path, list[str]], layout: str
+) -> None:
+    upstream, _ = history
+    repos = tmp_path / "repos"
+    where = repos / layout.replace("owner", "acme").replace("name", "widget")
+    where.parent.mkdir(parents=True)
+    bare = layout == "owner+name/repo"
+    _git(tmp_path, "clone", "-q", *(["--bare"] if bare else []), str(upstream), str(where))
+
+    assert find_repo_dir(repos, "acme/widget") == where
+
+
+def test_a_missing_repository_names_where_it_looked(tmp_path: Path) -> None:
+    with pytest.raises(RepoNotFound) as caught:
+        find_repo_dir(tmp_path, "acme/widget")
+    assert "acme/widget" in str(caught.value)
+    assert str(tmp_path / "acme+widget" / "repo") in str(caught.value)
+
+
+def test_only_base_commit_is_reachable(tmp_path: Path, history: tuple[Path, list[str]]) -> None:
+    upstream, commits = history
+    dest = tmp_path / "testbed"
+
+    head = shallow_checkout(upstream, commits[1], dest, ["acme__widget-1"])
+
+    assert head == commits[1]
+    assert _git(dest, "rev-list", "--count", "HEAD") == "1"
+    assert _git(dest, "log", "--format=%H") == commits[1]
+    assert _git(dest, "for-each-ref", "--format=%(refname)") == "refs/heads/main"
+    assert _git(dest, "remote") == ""
+    assert (dest / "VERSION").read_text() == "1\n"
+    later = subprocess.run(["git", "cat-file", "-e", commits[2]], cwd=dest, check=False)
+    assert later.returncode != 0
+    assert not (dest / ".git" / "FETCH_HEAD").exists()
+
+
+def test_a_missing_commit_names_the_task_the_repository_and_the_commit(
+    tmp_path: Path, history: tuple[Path, list[str]]
+) -> None:
+    upstream, _ = history
+    missing = "ab" * 20
+
+    with pytest.raises(CommitMissing) as caught:
+        shallow_checkout(upstream, missing, tmp_path / "testbed", ["acme__widget-9"])
+    message = str(caught.value)
+    assert "acme__widget-9" in message and str(upstream) in message and missing in message
+
+
+def test_files_are_read_at_the_commit(history: tuple[Path, list[str]]) -> None:
+    upstream, commits = history
+    repo = GitRepoDir(upstream)
+
+    assert repo.read(commits[0], "VERSION") == "0\n"
+    assert repo.read(commits[0], "absent.txt") is None
+    assert repo.has_commit(commits[2]) and not repo.has_commit("ab" * 20)
