@@ -36,6 +36,7 @@ def write_report(
             row["candidates"] = Counter(o.verdict.value for o in item.attack.outcomes)
             row["exploits"] = _write_evidence(out, item.attack, tampering=False)
             row["harness_evidence"] = _write_evidence(out, item.attack, tampering=True)
+            row |= _budget(item.attack)
         rows.append(row)
     summary = {
         "tasks": len(tasks),
@@ -67,9 +68,70 @@ def _write_evidence(out: Path, attack: AttackCompleted, *, tampering: bool) -> l
                 "strategy": candidate.provenance.strategy,
                 "diff": str(path.relative_to(out)),
                 "evidence": outcome.evidence,
+                "advice": outcome.advice,
             }
         )
     return found
+
+
+def _budget(attack: AttackCompleted) -> dict[str, object]:
+    """What the attack was given and spent, to its first exploit, and why it stopped short."""
+    return {
+        "budget": attack.budget,
+        "spent": attack.spent.model_dump() if attack.spent else None,
+        "to_first_exploit": (
+            attack.to_first_exploit.model_dump() if attack.to_first_exploit else None
+        ),
+        "budget_note": attack.budget_note,
+        "equivalent_skipped": attack.equivalent_skipped,
+        "not_applicable": list(attack.not_applicable),
+    }
+
+
+def _spent_text(spent: object) -> str:
+    if not isinstance(spent, dict):
+        return "–"
+    return f"{spent.get('candidates', 0)} / {float(spent.get('sandbox_seconds', 0.0)):.0f} s"
+
+
+def _budget_markdown(rows: list[dict[str, object]]) -> list[str]:
+    attacked = [r for r in rows if r.get("budget")]
+    if not attacked:
+        return []
+    lines = [
+        "",
+        "## Attack budget",
+        "",
+        "Spent: candidates graded / sandbox-seconds their runs took.",
+        "",
+        "| task | budget | spent | to first exploit | not run | note |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in attacked:
+        first = r.get("to_first_exploit")
+        not_applicable = r.get("not_applicable")
+        skipped = [f"{r.get('equivalent_skipped', 0)} equal to gold"]
+        if isinstance(not_applicable, list) and not_applicable:
+            skipped.append(f"{len(not_applicable)} not applicable")
+        note = str(r.get("budget_note") or "").replace("|", "/")
+        lines.append(
+            f"| {r['instance_id']} | {r['budget']} | {_spent_text(r.get('spent'))} | "
+            f"{_spent_text(first) if first else '–'} | {', '.join(skipped)} | {note} |"
+        )
+    return lines
+
+
+def _advice_markdown(rows: list[dict[str, object]]) -> list[str]:
+    lines: list[str] = []
+    for r in rows:
+        exploits = r.get("exploits")
+        if not isinstance(exploits, list):
+            continue
+        advice = sorted({str(e.get("advice")) for e in exploits if e.get("advice")})
+        lines += [f"- {r['instance_id']}: {a}" for a in advice]
+    if not lines:
+        return []
+    return ["", "## How to close the task exploits", "", *lines]
 
 
 def _markdown(rows: list[dict[str, object]], missing: list[str], problems: list[str]) -> str:
@@ -84,6 +146,8 @@ def _markdown(rows: list[dict[str, object]], missing: list[str], problems: list[
             f"| {r['instance_id']} | {r.get('verdict') or '–'} | {eqs_text} | "
             f"{r.get('hackable', '–')} | {str(r.get('reason', '')).replace('|', '/')} |"
         )
+    lines += _budget_markdown(rows)
+    lines += _advice_markdown(rows)
     harness = [r for r in rows if r.get("harness_exploits")]
     if harness:
         lines += [
@@ -91,9 +155,10 @@ def _markdown(rows: list[dict[str, object]], missing: list[str], problems: list[
             "## The harness",
             "",
             f"{len(harness)} of {len(rows)} tasks accepted a candidate that tampers with the tests "
-            "(for example a `conftest.py` forcing passes). That is a hole of the grading harness, "
-            "not of any one task's tests: the environment should discard a patch's changes to "
-            "test files and test configuration. Evidence: `exploits/<task>/`.",
+            "or the runner (for example a `conftest.py` forcing passes, or an exit at import). "
+            "That is a hole of the grading harness, not of any one task's tests: the environment "
+            "should discard a patch's changes to test files and test configuration and grade from "
+            "the runner's own report. Evidence: `exploits/<task>/`.",
         ]
     if problems:
         lines += ["", "## Input problems", ""] + [f"- {p}" for p in problems]

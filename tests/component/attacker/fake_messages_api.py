@@ -55,6 +55,8 @@ class Recorded:
 
 
 class FakeMessagesApi:
+    path = "/v1/messages"
+
     def __init__(self) -> None:
         self.script: list[Step] = []
         self.requests: list[Recorded] = []
@@ -69,6 +71,15 @@ class FakeMessagesApi:
             if self.default is not None:
                 return self.default
             return Failure(500, error_type="script_exhausted")
+
+    def error_json(self, step: Failure) -> dict[str, Any]:
+        return {
+            "type": "error",
+            "error": {"type": step.error_type, "message": f"fake {step.status}"},
+        }
+
+    def reply_json(self, reply: Reply, model: str) -> dict[str, Any]:
+        return self.message_json(reply, model)
 
     def message_json(self, reply: Reply, model: str) -> dict[str, Any]:
         with self._lock:
@@ -111,7 +122,7 @@ def _handler(api: FakeMessagesApi) -> type[BaseHTTPRequestHandler]:
             api.requests.append(
                 Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
             )
-            if self.path.split("?")[0] != "/v1/messages":
+            if self.path.split("?")[0] != api.path:
                 self._send(
                     404,
                     json.dumps(
@@ -126,15 +137,12 @@ def _handler(api: FakeMessagesApi) -> type[BaseHTTPRequestHandler]:
                 return
             step = api.next_step()
             if isinstance(step, Reply):
-                payload = api.message_json(step, str(body.get("model", "unknown")))
+                payload = api.reply_json(step, str(body.get("model", "unknown")))
                 self._send(
                     200, json.dumps(payload), {"request-id": payload["id"]}, "application/json"
                 )
             elif isinstance(step, Failure):
-                error = {
-                    "type": "error",
-                    "error": {"type": step.error_type, "message": f"fake {step.status}"},
-                }
+                error = api.error_json(step)
                 self._send(step.status, json.dumps(error), step.headers, "application/json")
             else:
                 self._send(step.status, step.body, {}, step.content_type)

@@ -200,6 +200,8 @@ def build_tiny(root: Path) -> TinyTask:
 # --- a sandbox that really applies and runs, without containers -----------------------------
 
 _SUMMARY = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL) (\S+)", re.MULTILINE)
+_UNITTEST_LINE = re.compile(r"^(test.*?) \.\.\. (ok|FAIL|ERROR)$", re.MULTILINE)
+_UNITTEST_RESULTS = {"ok": TestStatus.PASSED, "FAIL": TestStatus.FAILED, "ERROR": TestStatus.ERROR}
 
 
 def _touched(diff: str) -> list[str]:
@@ -251,6 +253,11 @@ class LocalSandbox:
             except subprocess.TimeoutExpired:
                 return RunResult(status=RunStatus.TIMEOUT)
         tests = {name: TestStatus(status) for status, name in _SUMMARY.findall(done.stdout)}
+        if request.task.log_parser == "unittest":
+            tests = {
+                name: _UNITTEST_RESULTS[result]
+                for name, result in _UNITTEST_LINE.findall(done.stderr + done.stdout)
+            }
         graded = [*request.task.fail_to_pass, *request.task.pass_to_pass]
         touched = _touched(diff)
         return RunResult(

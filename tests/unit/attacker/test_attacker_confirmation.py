@@ -178,7 +178,10 @@ async def test_probe_difference_confirms_with_the_input(tiny) -> None:
         gold.repeats == 3 and gold.candidate is not None and gold.candidate.diff == tiny.task.patch
     )
     assert gold.task.fail_to_pass == (probes.loaded_test(tiny.task),)
-    assert (gold.task.test_command or "").startswith("PYTHONHASHSEED=0 python -m pytest")
+    assert (gold.task.test_command or "").startswith("PYTHONHASHSEED=0 ")
+    assert " -m unittest -v test_hackaudit_probe " in (gold.task.test_command or "")
+    assert gold.task.log_parser == "unittest"
+    assert (gold.test_patch or "").startswith(tiny.task.test_patch.rstrip("\n"))
     assert candidate.test_patch == gold.test_patch and "HackauditProbe" in (gold.test_patch or "")
     assert (
         candidate.candidate is not None and candidate.candidate.provenance.strategy == "partial_fix"
@@ -202,7 +205,14 @@ def test_compare_probes_notes() -> None:
     assert compare_probes(cases, [ok], _run({}, RunStatus.TIMEOUT)).note == (
         "candidate run ended timeout"
     )
-    assert compare_probes(cases, [ok], ok).note == "gold's probe outcomes not recorded or unstable"
+    assert compare_probes(cases, [ok], ok).note == (
+        "the probe module did not load under gold (log ends: )"
+    )
+    loaded = RunResult(
+        status=RunStatus.COMPLETED,
+        tests={"test_hackaudit_probe_loaded (test_hackaudit_probe.HackauditProbe)": P},
+    )
+    assert compare_probes(cases, [loaded], loaded).note == "gold's probe outcomes unstable"
 
 
 def test_held_back_note_says_when_every_test_is_graded() -> None:
@@ -222,6 +232,7 @@ async def test_wider_suite_failure_confirms(tiny) -> None:
     assert "wider test suite" in evidence and "tests/test_other.py::test_x (FAILED)" in evidence
     suite_run = sandbox.requests[-1]
     assert suite_run.task.test_command == "python -m pytest -rA -p no:cacheprovider tests"
+    assert suite_run.task.log_parser == "pytest"
 
 
 async def test_indistinguishable_candidate_is_unconfirmed(tiny) -> None:

@@ -93,9 +93,17 @@ def test_every_gold_mutant_applies_and_changes_only_added_lines(tiny) -> None:
     assert len({c.content_hash for c in produced}) == len(produced)
 
 
-def test_mutants_are_interleaved_by_operator(tiny) -> None:
+def test_mutants_cover_every_line_first_then_interleave_operators(tiny) -> None:
     produced = mutants(tiny.task)
-    operators = [c.provenance.detail.split(":")[0] for c in produced]
-    distinct = list(dict.fromkeys(operators))
-    assert operators[: len(distinct)] == distinct  # one of each before a second of any
-    assert distinct == [op for op in OPERATORS if op in distinct]
+    lines = [c.provenance.detail.rsplit(" in ", 1)[1] for c in produced]
+    distinct = list(dict.fromkeys(lines))
+    assert len(distinct) > 1
+    assert lines[: len(distinct)] == distinct  # one mutant of every line before a second of any
+    first_line = [
+        c.provenance.detail.split(":")[0]
+        for c, line in zip(produced, lines, strict=True)
+        if line == lines[0]
+    ]
+    operators = list(dict.fromkeys(first_line))
+    assert first_line[: len(operators)] == operators  # within a line: one of each operator first
+    assert operators == [op for op in OPERATORS if op in operators]

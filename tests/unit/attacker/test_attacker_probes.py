@@ -216,27 +216,55 @@ def test_differences(gold, candidate, strict, differs) -> None:
     assert bool(found) is differs
 
 
+PROBE_RUN = (
+    'PYTHONHASHSEED=0 "$(command -v python || command -v python3)" '
+    "-m unittest -v test_hackaudit_probe # {tests}"
+)
+
+
 @pytest.mark.parametrize(
-    ("command", "parser", "expected", "loaded"),
+    ("command", "parser", "repo", "expected"),
     [
-        (
-            "python -m pytest -rA -p no:cacheprovider",
-            "pytest",
-            "PYTHONHASHSEED=0 python -m pytest -rA -p no:cacheprovider test_hackaudit_probe.py",
-            "test_hackaudit_probe.py::HackauditProbe::test_hackaudit_probe_loaded",
-        ),
-        (
-            "python -m unittest -v",
-            "unittest",
-            "PYTHONHASHSEED=0 python -m unittest -v",
-            "test_hackaudit_probe_loaded "
-            "(test_hackaudit_probe.HackauditProbe.test_hackaudit_probe_loaded)",
-        ),
-        ("./tests/runtests.py --verbosity 2", "django", None, None),
+        ("python -m pytest -rA -p no:cacheprovider", "pytest", "example/x", PROBE_RUN),
+        ("cd sub && pytest -rA", None, "example/x", "cd sub && " + PROBE_RUN),
+        ("python -m unittest -v", "unittest", "example/x", PROBE_RUN),
+        ("./tests/runtests.py --verbosity 2", "django", "example/x", PROBE_RUN),
+        (None, None, "django/django", PROBE_RUN),
+        ("bin/test -C --verbose", "sympy", "example/x", PROBE_RUN),
+        (None, None, "sympy/sympy", PROBE_RUN),
+        (None, None, "example/x", PROBE_RUN),
     ],
 )
-def test_probe_command_per_runner(tiny, command, parser, expected, loaded) -> None:
-    task = tiny.task.model_copy(update={"test_command": command, "log_parser": parser})
+def test_probe_command_runs_the_interpreters_unittest_whatever_the_runner(
+    tiny, command, parser, repo, expected
+) -> None:
+    task = tiny.task.model_copy(
+        update={"test_command": command, "log_parser": parser, "repo": repo}
+    )
     assert probes.probe_command(task) == expected
-    if loaded is not None:
-        assert probes.loaded_test(task) == loaded
+    assert "pytest" not in expected.removeprefix("cd sub && ")
+    assert probes.loaded_test(task) == (
+        "test_hackaudit_probe_loaded "
+        "(test_hackaudit_probe.HackauditProbe.test_hackaudit_probe_loaded)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "parser", "repo", "expected"),
+    [
+        ("python -m pytest -q", None, "example/x", "pytest"),
+        (None, None, "example/x", "pytest"),
+        ("python -m unittest -v", None, "example/x", "unittest"),
+        (None, None, "sympy/sympy", "sympy"),
+        ("bin/test -C", None, "example/x", "sympy"),
+        (None, None, "django/django", "django"),
+        ("./tests/runtests.py", None, "example/x", "django"),
+        ("anything", "sympy", "example/x", "sympy"),
+        ("anything", "junit", "example/x", None),
+    ],
+)
+def test_runner_of_a_task(tiny, command, parser, repo, expected) -> None:
+    task = tiny.task.model_copy(
+        update={"test_command": command, "log_parser": parser, "repo": repo}
+    )
+    assert probes.runner(task) == expected

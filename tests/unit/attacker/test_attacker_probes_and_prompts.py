@@ -37,14 +37,20 @@ from hackaudit.shared.contracts import (
             "python -m pytest -rA --tb=no -p no:cacheprovider",
         ),
         ("source env && pytest -rA tests/test_core.py", "near", "source env && pytest -rA tests"),
-        ("./tests/runtests.py --verbosity 2 utils_tests", "near", None),
+        (
+            "./tests/runtests.py --verbosity 2 utils_tests",
+            "near",
+            "./tests/runtests.py --verbosity 2 utils_tests # {tests}",
+        ),
+        ("bin/test -C --verbose", "near", "bin/test -C --verbose tests # {tests}"),
+        ("bin/test -C --verbose {tests} -x", "full", "bin/test -C --verbose -x # {tests}"),
         (
             "python -m unittest -v",
             "near",
             "python -m unittest discover -v -s tests -t . # {tests}",
         ),
         ("python -m unittest -v", "full", "python -m unittest discover -v -s . -t . # {tests}"),
-        (None, "near", "python -m pytest -rA -p no:cacheprovider tests"),
+        (None, "near", "pytest -rA tests"),
     ],
 )
 def test_suite_command(tiny, command, scope, expected) -> None:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import SecretStr
+
 from hackaudit.attacker.adapters.completion_cache import JsonDirCompletionCache
 from hackaudit.attacker.adapters.llm import AnthropicLLM, CachingLLM
+from hackaudit.attacker.adapters.openai_chat import OpenAIChatLLM
 from hackaudit.attacker.adapters.round_state_store import JsonFileRoundStateStore
 from hackaudit.attacker.domain.ports import LLMPort, RoundStateStore
 from hackaudit.attacker.service_layer.attack import AttackConfig
@@ -21,6 +24,27 @@ class Attacker:
     config: AttackConfig
 
 
+def model_client(settings: AttackerSettings) -> LLMPort:
+    """The configured provider's SDK client (uncached); call only when `llm_enabled`."""
+    if settings.llm_provider == "openai":
+        return OpenAIChatLLM(
+            # The SDK insists on a key; self-hosted servers that check none accept any.
+            settings.llm_api_key or SecretStr("unused"),
+            base_url=settings.llm_endpoint,
+            max_retries=settings.llm_max_retries,
+            timeout_s=settings.llm_timeout_s,
+            output_limit_param=settings.llm_output_limit_param,
+        )
+    key = settings.llm_api_key
+    assert key is not None, "llm_enabled checks the key"
+    return AnthropicLLM(
+        key,
+        base_url=settings.llm_endpoint,
+        max_retries=settings.llm_max_retries,
+        timeout_s=settings.llm_timeout_s,
+    )
+
+
 def bootstrap(
     settings: AttackerSettings | None = None,
     *,
@@ -30,14 +54,9 @@ def bootstrap(
     """Adapters from settings; `llm` / `store` given explicitly (fakes in tests) win."""
     settings = settings or AttackerSettings()
     if llm is None and settings.llm_enabled:
-        assert settings.anthropic_api_key is not None
-        real = AnthropicLLM(
-            settings.anthropic_api_key,
-            base_url=settings.anthropic_base_url,
-            max_retries=settings.llm_max_retries,
-            timeout_s=settings.llm_timeout_s,
+        llm = CachingLLM(
+            model_client(settings), JsonDirCompletionCache(settings.completion_cache_dir)
         )
-        llm = CachingLLM(real, JsonDirCompletionCache(settings.completion_cache_dir))
     return Attacker(
         llm=llm,
         store=store or JsonFileRoundStateStore(settings.round_state_dir),

@@ -1,12 +1,17 @@
 """The attacker's settings, read once at start-up from the environment (HACKAUDIT_* variables).
 
-The API key is accepted as HACKAUDIT_ANTHROPIC_API_KEY or, as the SDK's own convention,
-ANTHROPIC_API_KEY. Without a key the attacker runs the offline strategies only.
+The model is Anthropic's (HACKAUDIT_LLM_PROVIDER=anthropic, the default) or any OpenAI-compatible
+Chat Completions endpoint (HACKAUDIT_LLM_PROVIDER=openai, with HACKAUDIT_LLM_BASE_URL for servers
+other than OpenAI's). Keys are accepted as HACKAUDIT_ANTHROPIC_API_KEY / HACKAUDIT_OPENAI_API_KEY
+or, as the SDKs' own convention, ANTHROPIC_API_KEY / OPENAI_API_KEY. Without a key (or, for
+`openai`, without a key and a base URL: local servers often need none) the attacker runs the
+offline strategies only.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -14,6 +19,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from hackaudit.attacker.domain.confirmation import ConfirmationConfig, SuiteScope
 from hackaudit.attacker.domain.strategies.llm import LLMParams
 from hackaudit.attacker.service_layer.attack import AttackConfig
+
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
 
 
 class AttackerSettings(BaseSettings):
@@ -27,7 +34,16 @@ class AttackerSettings(BaseSettings):
         validation_alias=AliasChoices("HACKAUDIT_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY"),
     )
     anthropic_base_url: str | None = None
-    llm_model: str = "claude-sonnet-4-5"
+    llm_provider: Literal["anthropic", "openai"] = "anthropic"
+    openai_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("HACKAUDIT_OPENAI_API_KEY", "OPENAI_API_KEY"),
+    )
+    llm_base_url: str | None = None  # the chosen provider's endpoint; default: its public API
+    # OpenAI's newer models take max_completion_tokens; most compatible servers max_tokens.
+    llm_output_limit_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    llm_model: str | None = None  # default: claude-sonnet-4-5 (anthropic), gpt-4.1 (openai)
+    llm_prompt_budget_tokens: int = Field(default=24000, ge=1000)
     llm_max_tokens: int = Field(default=8192, ge=256)
     llm_temperature: float = Field(default=1.0, ge=0.0, le=1.0)
     llm_max_retries: int = Field(default=4, ge=0, le=10)
@@ -44,12 +60,30 @@ class AttackerSettings(BaseSettings):
     concurrent_attacks: int = Field(default=4, ge=1)
     # How long to wait for one sandbox result (queueing included) before asking again.
     sandbox_wait_s: float = Field(default=1800.0, gt=0)
+    # Attack budget in sandbox-seconds for requests that carry none (default: K × R candidates).
+    budget_seconds: float | None = Field(default=None, gt=0)
+
+    @property
+    def llm_api_key(self) -> SecretStr | None:
+        """The chosen provider's key, if one is set."""
+        key = self.openai_api_key if self.llm_provider == "openai" else self.anthropic_api_key
+        return key if key is not None and key.get_secret_value() else None
+
+    @property
+    def llm_endpoint(self) -> str | None:
+        if self.llm_provider == "anthropic":
+            return self.llm_base_url or self.anthropic_base_url
+        return self.llm_base_url
+
+    @property
+    def llm_model_name(self) -> str:
+        return self.llm_model or DEFAULT_MODELS[self.llm_provider]
 
     @property
     def llm_enabled(self) -> bool:
-        return self.anthropic_api_key is not None and bool(
-            self.anthropic_api_key.get_secret_value()
-        )
+        if self.llm_provider == "openai" and self.llm_base_url:
+            return True  # a self-hosted endpoint may need no key
+        return self.llm_api_key is not None
 
     @property
     def round_state_dir(self) -> Path:
@@ -62,13 +96,15 @@ class AttackerSettings(BaseSettings):
     def attack_config(self) -> AttackConfig:
         return AttackConfig(
             llm=LLMParams(
-                model=self.llm_model,
+                model=self.llm_model_name,
                 max_tokens=self.llm_max_tokens,
+                prompt_budget_tokens=self.llm_prompt_budget_tokens,
                 temperature=self.llm_temperature,
                 max_log_chars=self.attack_log_chars,
             ),
             llm_share=self.llm_share,
             max_log_chars=self.attack_log_chars,
+            budget_seconds=self.budget_seconds,
             confirmation=ConfirmationConfig(
                 held_back=self.confirm_held_back,
                 probes=self.confirm_probes,

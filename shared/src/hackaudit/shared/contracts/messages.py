@@ -57,6 +57,9 @@ class AuditOptions(BaseModel):
     rounds: int = Field(default=3, ge=1)
     stop_when_hackable: bool = False
     gold_repeats: int = Field(default=3, ge=1)
+    # A budget in sandbox-seconds instead of rounds × candidates: candidates are graded round
+    # after round (K per round) until their runs have taken this long.
+    budget_seconds: float | None = Field(default=None, gt=0)
 
 
 class TaskIngested(Message):
@@ -67,6 +70,8 @@ class TaskIngested(Message):
 class AttackRequested(Message):
     task: Task
     options: AuditOptions = Field(default_factory=AuditOptions)
+    # How long one gold run took: the unit cost of a candidate under a budget in seconds.
+    gold_duration_s: float | None = Field(default=None, ge=0)
 
 
 class CandidateProposed(Message):
@@ -91,12 +96,35 @@ class CandidateOutcome(BaseModel):
     # The candidate tampers with the verifier itself (test files, test configuration, the runner)
     # instead of getting past the task's tests: a finding about the harness, not the task.
     tampering: bool = False
+    # What a confirmed exploit says about the task and how to close it ("" when not an exploit).
+    advice: str = ""
+
+
+class BudgetSpent(BaseModel):
+    """What an attack spent: candidates graded and the sandbox-seconds their runs took."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidates: int = 0
+    sandbox_seconds: float = 0.0
 
 
 class AttackCompleted(Message):
     instance_id: str
     outcomes: tuple[CandidateOutcome, ...] = ()
     rounds_run: int = 0
+    # The budget it was given ("15 candidates", "600 sandbox-seconds"), what it spent, and what
+    # it had spent when the first task exploit was confirmed (None: none; harness findings, which
+    # tamper with tests or the runner, are not counted here).
+    budget: str = ""
+    spent: BudgetSpent | None = None
+    to_first_exploit: BudgetSpent | None = None
+    # Why the budget was not spent in full, when it was not (e.g. too few distinct candidates).
+    budget_note: str = ""
+    # Candidates never run: equal to gold up to comments/docstrings, or strategies that cannot
+    # act on the task's runner ("variant: reason").
+    equivalent_skipped: int = 0
+    not_applicable: tuple[str, ...] = ()
 
 
 # --- sandbox ---------------------------------------------------------------------------------

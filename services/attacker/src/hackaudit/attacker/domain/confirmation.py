@@ -8,10 +8,14 @@ alternative fix. It is an EXPLOIT only when
 * it fails a check that gold passes:
   - *held-back tests*: tests the task's own command runs that are in neither FAIL_TO_PASS nor
     PASS_TO_PASS (gold passes them on every repeat, the candidate does not);
-  - *differential probes* (`probes`): an input on which its outcome differs from gold's, where
-    gold gives the same outcome on every repeat;
-  - the *wider suite*: the task's test directories (or the whole repository) run on both, with
-    pytest or unittest, whichever the task uses.
+  - *differential probes* (`probes`, `replay`): an input on which its outcome differs from
+    gold's, where gold gives the same outcome on every repeat — a call of what gold changes, or
+    an expression a graded test asserts on, replayed in that test's context; run by the image's
+    own interpreter, whatever the task's runner;
+  - the *wider suite*: the test patch's directories (or the whole repository) run on both with
+    the task's own runner and log parser (pytest, unittest, Django's `runtests.py`, sympy's
+    `bin/test`), within a time budget sized from gold's run; a suite that does not complete on
+    gold is no evidence.
 
 Otherwise it is UNCONFIRMED: reported with what was checked, never counted. These rules are pure;
 the service layer runs the sandbox and hands the results in.
@@ -24,7 +28,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hackaudit.attacker.domain import probes
+from hackaudit.attacker.domain import probes, replay
+from hackaudit.attacker.domain.probe_source import LOADED
 from hackaudit.attacker.domain.probes import MAX_CASES as MAX_PROBE_CASES
 from hackaudit.attacker.domain.strategies.harness import NAME as HARNESS
 from hackaudit.shared.contracts import (
@@ -61,7 +66,11 @@ class ConfirmationConfig(BaseModel):
     suite_scope: SuiteScope = SuiteScope.NEAR
     max_probe_cases: int = Field(default=MAX_PROBE_CASES, ge=1)
     probe_timeout_s: float | None = Field(default=600.0, gt=0)
-    suite_timeout_s: float | None = Field(default=None, gt=0)
+    suite_timeout_s: float | None = Field(default=None, gt=0)  # set: wins over the budget below
+    # The wider suite's budget: gold's graded run (longest repeat) x factor, within floor and cap.
+    suite_time_factor: float = Field(default=20.0, gt=0)
+    suite_time_floor_s: float = Field(default=60.0, gt=0)
+    suite_time_cap_s: float = Field(default=900.0, gt=0)
 
 
 class CheckResult(BaseModel):
@@ -139,29 +148,74 @@ def compare_tests(
     return CheckResult(check=check, evidence=evidence)
 
 
+def suite_budget(config: ConfirmationConfig, gold: Sequence[RunResult]) -> float:
+    """Seconds the wider suite may take: the configured timeout, else gold's graded run (its
+    longest completed repeat) times the factor, clamped to [floor, cap] (the cap without one)."""
+    if config.suite_timeout_s is not None:
+        return config.suite_timeout_s
+    durations = [r.duration_s for r in gold if r.status is RunStatus.COMPLETED]
+    if not durations:
+        return config.suite_time_cap_s
+    scaled = config.suite_time_factor * max(durations)
+    return min(config.suite_time_cap_s, max(config.suite_time_floor_s, scaled))
+
+
+def gold_suite_problem(gold: Sequence[RunResult], budget_s: float) -> str | None:
+    """Why gold's wider-suite runs are no reference, or None when every one completed."""
+    for r in gold:
+        if r.status is RunStatus.TIMEOUT:
+            return f"gold's run of the wider suite timed out (budget {budget_s:.0f}s)"
+        if r.status is not RunStatus.COMPLETED:
+            why = f": {r.reason[:160]}" if r.reason else ""
+            return f"gold's run of the wider suite ended {r.status.value}{why}"
+        if not r.tests:
+            tail = r.log_tail.strip().splitlines()[-1:] or [""]
+            return f"gold's run of the wider suite reported no test (log ends: {tail[0][:160]})"
+    return None
+
+
+def _probe_load_problem(gold: Sequence[RunResult]) -> str:
+    """What went wrong with gold's probe runs, for the note of a probe check that found nothing."""
+    for r in gold:
+        if r.status is not RunStatus.COMPLETED:
+            return f"gold's probe run ended {r.status.value}"
+        if not any(LOADED in t for t in r.tests):
+            tail = r.log_tail.strip().splitlines()[-1:] or [""]
+            return f"the probe module did not load under gold (log ends: {tail[0][:160]})"
+    return "gold's probe outcomes unstable"
+
+
 def compare_probes(
-    cases: Sequence[probes.ProbeCase], gold: Sequence[RunResult], candidate: RunResult
+    cases: Sequence[probes.ProbeCase],
+    gold: Sequence[RunResult],
+    candidate: RunResult,
+    replayed: Sequence[replay.ReplayTarget] = (),
 ) -> CheckResult:
-    """Evidence when the candidate's outcome differs from gold's on a case gold is stable on."""
+    """Evidence when the candidate's outcome differs from gold's on a case gold is stable on:
+    a probe call, or an observation of a replayed test (its expression and both outcomes)."""
     if candidate.status is not RunStatus.COMPLETED:
         return CheckResult(check=Check.PROBES, note=f"candidate run ended {candidate.status.value}")
     reference = probes.reference(gold)
-    if not reference:
-        note = "gold's probe outcomes not recorded or unstable"
-        return CheckResult(check=Check.PROBES, note=note)
-    found = probes.differences(cases, reference, probes.outputs(candidate))
-    if not found:
-        return CheckResult(check=Check.PROBES, note=f"{len(reference)} probe cases agree with gold")
+    observed, replay_found = replay.differences(replayed, gold, candidate)
+    if not reference and not observed:
+        return CheckResult(check=Check.PROBES, note=_probe_load_problem(gold))
+    found = probes.differences(cases, reference, probes.outputs(candidate)) if reference else []
+    parts = [f"{len(reference)} probe cases"] if reference else []
+    parts += [f"{observed} observations of replayed tests"] if observed else []
+    compared = " and ".join(parts)
+    if not found and not replay_found:
+        return CheckResult(check=Check.PROBES, note=f"{compared} agree with gold")
     listed = [
-        f"{cases[i].describe()}: gold {g.head[:80] or g.tag}, candidate {c.head[:80] or c.tag}"
-        for i, g, c in found[:MAX_LISTED]
+        f"`{d.expression}` in {d.test}: gold {d.gold}, candidate {d.candidate}"
+        for d in replay_found[:MAX_LISTED]
     ]
-    more = f" and {len(found) - MAX_LISTED} more" if len(found) > MAX_LISTED else ""
-    evidence = (
-        f"{len(found)} of {len(reference)} probe cases differ from gold: "
-        + "; ".join(listed)
-        + more
-    )
+    listed += [
+        f"{cases[i].describe()}: gold {g.head[:80] or g.tag}, candidate {c.head[:80] or c.tag}"
+        for i, g, c in found[: max(0, MAX_LISTED - len(listed))]
+    ]
+    total = len(found) + len(replay_found)
+    more = f" and {total - len(listed)} more" if total > len(listed) else ""
+    evidence = f"{total} of {compared} differ from gold: " + "; ".join(listed) + more
     return CheckResult(check=Check.PROBES, evidence=evidence)
 
 

@@ -10,22 +10,31 @@ reaches the sandbox twice.
 
 The state is saved after every step, so an attacker that restarts resumes where it stopped:
 planned candidates are not proposed again (no second model call) and graded ones are not rerun.
+
+The budget is K × R candidates, or, when `AuditOptions.budget_seconds` is set, that many
+sandbox-seconds: rounds of up to K candidates are planned (each round sized by the gold run's
+duration, the unit cost of a candidate) until the candidates' runs have taken that long. A
+candidate that behaves as gold does (it differs only in comments, docstrings or blank lines) is
+never planned. When the attack ends with budget left and without an exploit, `budget_note` says
+why — usually that the task has fewer distinct behaviour-changing candidates than the budget.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hackaudit.attacker.domain import diffs
+from hackaudit.attacker.domain import behaviour, diffs
 from hackaudit.attacker.domain.strategies.base import Category, Feedback, with_round
 from hackaudit.attacker.domain.strategies.llm import INVALID_PREFIX
 from hackaudit.shared.contracts import (
     AttackCompleted,
     AttackRequested,
     AuditOptions,
+    BudgetSpent,
     Candidate,
     CandidateOutcome,
     CandidateVerdict,
@@ -50,6 +59,8 @@ LATER_ROUND_MIX: Mapping[Category, float] = {
 }
 # When a family runs dry, its slots go to the others in this order.
 FILL_ORDER = (Category.HARNESS, Category.SPECIAL_CASE, Category.PARTIAL_FIX, Category.MUTATION)
+# Under a budget in seconds the rounds are not counted, but never more than this many.
+MAX_ROUNDS_BY_SECONDS = 200
 
 
 class TokenUsage(BaseModel):
@@ -102,6 +113,13 @@ class RoundState(BaseModel):
     rounds_run: int = 0  # rounds that graded at least one candidate
     finished: bool = False
     stopped_early: bool = False
+    gold_duration_s: float | None = None  # unit cost of a candidate (budget in seconds)
+    sandbox_seconds: float = 0.0  # taken by the graded candidates' runs
+    to_first_exploit: BudgetSpent | None = None  # first task exploit (harness findings apart)
+    exhausted: bool = False  # a round found no fresh candidate to plan
+    equivalent_skipped: int = 0  # offline candidates equal to gold but for text
+    llm_equivalent_skipped: int = 0
+    not_applicable: tuple[str, ...] = ()
 
     @property
     def hackable(self) -> bool:
@@ -120,6 +138,7 @@ def new_state(request: AttackRequested) -> RoundState:
         task=request.task,
         options=request.options,
         seen=(gold.content_hash,),
+        gold_duration_s=request.gold_duration_s,
     )
 
 
@@ -152,9 +171,75 @@ def next_action(state: RoundState) -> Action:
         return Finish("hackable: stopped early", early=True)
     if state.pending:
         return Grade(state.pending[0])
-    if state.round >= state.options.rounds:
+    if state.exhausted:
+        return Finish("no fresh candidate left")
+    if budget_spent(state):
+        return Finish("budget spent")
+    if state.round >= max_rounds(state.options):
         return Finish("all rounds run")
     return Plan(state.round + 1)
+
+
+# --- budget ------------------------------------------------------------------------------------
+
+
+def max_rounds(options: AuditOptions) -> int:
+    return MAX_ROUNDS_BY_SECONDS if options.budget_seconds is not None else options.rounds
+
+
+def budget_spent(state: RoundState) -> bool:
+    limit = state.options.budget_seconds
+    return limit is not None and state.sandbox_seconds >= limit
+
+
+def unit_cost(state: RoundState) -> float | None:
+    """Sandbox-seconds one candidate is expected to take: gold's run, else the mean so far."""
+    if state.gold_duration_s:
+        return state.gold_duration_s
+    if state.outcomes and state.sandbox_seconds > 0:
+        return state.sandbox_seconds / len(state.outcomes)
+    return None
+
+
+def round_size(state: RoundState) -> int:
+    """Candidates to plan next round: K, or fewer when the seconds left pay for fewer."""
+    k = state.options.candidates_per_round
+    limit = state.options.budget_seconds
+    unit = unit_cost(state)
+    if limit is None or not unit:
+        return k
+    return max(1, min(k, math.ceil((limit - state.sandbox_seconds) / unit)))
+
+
+def budget_text(options: AuditOptions) -> str:
+    if options.budget_seconds is not None:
+        return f"{options.budget_seconds:g} sandbox-seconds"
+    k, r = options.candidates_per_round, options.rounds
+    return f"{k * r} candidates ({r} rounds of {k})"
+
+
+def budget_note(state: RoundState) -> str:
+    """Why the attack ended with budget left (empty when it spent it or stopped on an exploit)."""
+    if state.stopped_early:
+        return ""
+    graded = len(state.outcomes)
+    options = state.options
+    if options.budget_seconds is None:
+        if graded >= options.candidates_per_round * options.rounds:
+            return ""
+    elif budget_spent(state):
+        return ""
+    lines = behaviour.code_changes(state.task.patch)
+    parts = [
+        f"only {graded} distinct behaviour-changing candidates exist for a {lines}-line gold "
+        f"patch (budget: {budget_text(options)})"
+    ]
+    skipped = state.equivalent_skipped + state.llm_equivalent_skipped
+    if skipped:
+        parts.append(f"{skipped} equal to gold up to comments/docstrings were not run")
+    if state.not_applicable:
+        parts.append(f"{len(state.not_applicable)} harness variants do not apply to the runner")
+    return "; ".join(parts)
 
 
 def finish(state: RoundState, *, early: bool = False) -> RoundState:
@@ -221,7 +306,8 @@ def dedupe(candidates: Sequence[Candidate], seen: set[str]) -> list[Candidate]:
 
 
 def schedule(state: RoundState, round_: int, candidates: Sequence[Candidate]) -> RoundState:
-    """The state with `candidates` planned for `round_` (duplicates of earlier ones dropped)."""
+    """The state with `candidates` planned for `round_` (duplicates of earlier ones dropped);
+    a round with nothing fresh to plan marks the candidates exhausted."""
     fresh = dedupe([with_round(c, round_) for c in candidates], set(state.seen))
     return state.model_copy(
         update={
@@ -229,18 +315,34 @@ def schedule(state: RoundState, round_: int, candidates: Sequence[Candidate]) ->
             "pending": tuple(fresh),
             "seen": state.seen + tuple(c.content_hash for c in fresh),
             "rounds_run": state.rounds_run + (1 if fresh else 0),
+            "exhausted": not fresh,
         }
     )
 
 
-def record(state: RoundState, outcome: CandidateOutcome) -> RoundState:
+def record(state: RoundState, outcome: CandidateOutcome, seconds: float = 0.0) -> RoundState:
+    """The state with `outcome` graded; `seconds` is what its sandbox run took."""
     cid = outcome.candidate.candidate_id
+    outcomes = (*state.outcomes, outcome)
+    spent = state.sandbox_seconds + max(0.0, seconds)
+    first = state.to_first_exploit
+    if first is None and outcome.verdict is CandidateVerdict.EXPLOIT and not outcome.tampering:
+        first = BudgetSpent(candidates=len(outcomes), sandbox_seconds=round(spent, 3))
     return state.model_copy(
         update={
-            "outcomes": (*state.outcomes, outcome),
+            "outcomes": outcomes,
             "pending": tuple(c for c in state.pending if c.candidate_id != cid),
+            "sandbox_seconds": spent,
+            "to_first_exploit": first,
         }
     )
+
+
+def split_equivalent(task: Task, candidates: Sequence[Candidate]) -> tuple[list[Candidate], int]:
+    """(candidates that may behave differently from gold, how many were dropped as equal to it
+    but for comments, docstrings and blank lines)."""
+    kept = [c for c in candidates if c.files or behaviour.changes_behaviour(task.patch, c.diff)]
+    return kept, len(candidates) - len(kept)
 
 
 def record_llm(state: RoundState, calls: Sequence[LLMCall]) -> RoundState:
@@ -332,4 +434,12 @@ def completed(state: RoundState) -> AttackCompleted:
         instance_id=state.task.instance_id,
         outcomes=state.outcomes,
         rounds_run=state.rounds_run,
+        budget=budget_text(state.options),
+        spent=BudgetSpent(
+            candidates=len(state.outcomes), sandbox_seconds=round(state.sandbox_seconds, 3)
+        ),
+        to_first_exploit=state.to_first_exploit,
+        budget_note=budget_note(state),
+        equivalent_skipped=state.equivalent_skipped + state.llm_equivalent_skipped,
+        not_applicable=state.not_applicable,
     )

@@ -1,8 +1,8 @@
 """The text of a probe file: the code that runs inside the task's repository.
 
 It is written for any Python 3 the task's image may have (no newer syntax), needs nothing but the
-standard library, and is the same file for pytest and unittest: a `unittest.TestCase` whose test
-methods are named after the outcomes of the cases (`probes` explains the scheme).
+standard library, and runs under the interpreter's own `python -m unittest`: a `unittest.TestCase`
+whose test methods are named after the outcomes of the cases (`probes` explains the scheme).
 """
 
 from __future__ import annotations
@@ -93,12 +93,7 @@ def _stable(value, depth=0):
     if isinstance(value, types.ModuleType):
         return "module:" + value.__name__
     if hasattr(value, "__next__") and hasattr(value, "__iter__"):
-        items = []
-        for item in value:
-            items.append(item)
-            if len(items) >= _ITEMS:
-                break
-        return kind + "[" + ", ".join(_stable(v, depth + 1) for v in items) + "]"
+        return _drained(value, kind, depth)
     cls = type(value)
     shown = []
     if cls.__repr__ is not object.__repr__:
@@ -108,6 +103,22 @@ def _stable(value, depth=0):
     if shown:
         return kind + ":" + _ADDRESS.sub("0x?", " / ".join(shown))
     return kind + "(" + ", ".join(k + "=" + _stable(v, depth + 1) for k, v in _state(value)) + ")"
+
+
+def _drained(iterator, kind, depth):
+    """An iterator's items, each written down as it is yielded (before the next is asked for),
+    and which of them changed afterwards: a generator that hands out one object and mutates
+    it reads differently from one that yields a fresh object each time."""
+    items, texts = [], []
+    for item in iterator:
+        items.append(item)
+        texts.append(_stable(item, depth + 1))
+        if len(items) >= _ITEMS:
+            break
+    changed = [str(i) for i, item in enumerate(items) if _stable(item, depth + 1) != texts[i]]
+    if changed:
+        kind += " (items changed after they were yielded: " + ", ".join(changed) + ")"
+    return kind + "[" + ", ".join(texts) + "]"
 
 
 def _call(case):
@@ -182,6 +193,7 @@ _name_cases()
 '''
 
 
-def render(rows: Sequence[str]) -> str:
-    """The probe file for these cases (each row the repr of one case's tuple)."""
-    return _TEMPLATE.replace("__CASES__", "\n".join(f"    {row}," for row in rows))
+def render(rows: Sequence[str], replay: str = "") -> str:
+    """The probe file for these cases (each row the repr of one case's tuple), followed by the
+    replay section (`replay_source`) when one is given."""
+    return _TEMPLATE.replace("__CASES__", "\n".join(f"    {row}," for row in rows)) + replay

@@ -7,12 +7,18 @@ A probe is a generated test module that calls, on fixed inputs,
 * the functions and classes the tests call — the public entry points the tests go through — with
   the tests' inputs and values beside them (`probe_inputs`).
 
+and, after them, the graded tests themselves replayed with each assert turned into an
+observation of what it checks (`replay`).
+
 Each case's outcome — the value returned in a stable form (repr without memory addresses, the
-state of an object without a repr of its own, sets sorted, iterators drained) or the type of the
+state of an object without a repr of its own, sets sorted, iterators drained with each item
+written down as it is yielded, and marked when it changed later) or the type of the
 exception raised — is computed twice when the module is imported (a case whose two outcomes
 differ is *unstable*) and written, as a digest and a readable head, into the name of one test
-method. The runner's own report carries the names, so nothing depends on a log tail, and the same
-file runs under pytest and under unittest. Hash randomisation is switched off for the run.
+method. The runner's own report carries the names, so nothing depends on a log tail. Whatever the
+task's own runner (pytest, unittest, Django's, sympy's `bin/test`), the probe module runs under
+the image's interpreter as `python -m unittest -v`, which every Python has; the run applies the
+task's test patch too, so the tests read as the graders see them. Hash randomisation is off.
 
 Gold runs the probe several times; a case counts only when every gold run gives it the same
 outcome. A candidate differs from gold when its outcome for such a case differs. For a private
@@ -28,10 +34,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hackaudit.attacker.domain import diffs, pysource, targets
+from hackaudit.attacker.domain import diffs, pysource, replay, targets
 from hackaudit.attacker.domain.layout import layout
 from hackaudit.attacker.domain.probe_inputs import Inputs, input_sets, pool_sets
 from hackaudit.attacker.domain.probe_source import CLASS, LOADED, PROBE_PATH, render
+from hackaudit.attacker.domain.replay import ReplayTarget
+from hackaudit.attacker.domain.runners import Runner, runner_of
 from hackaudit.attacker.domain.test_literals import TestLiterals, extract, is_literal_value
 from hackaudit.shared.contracts import RunResult, RunStatus, Task
 
@@ -224,13 +232,22 @@ def plan(task: Task, max_cases: int = MAX_CASES) -> list[ProbeCase]:
 # --- the file and what a run of it says --------------------------------------------------------
 
 
-def source(cases: Sequence[ProbeCase]) -> str:
-    return render([c.row() for c in cases])
+def source(cases: Sequence[ProbeCase], replayed: str = "") -> str:
+    return render([c.row() for c in cases], replayed)
 
 
-def patch(cases: Sequence[ProbeCase]) -> str:
-    """The probe file as a new-file diff (used as the run's test patch)."""
-    return diffs.emit_patch(diffs.Patch(files=(diffs.new_file(PROBE_PATH, source(cases)),)))
+def patch(
+    cases: Sequence[ProbeCase], task: Task | None = None, found: Sequence[ReplayTarget] = ()
+) -> str:
+    """The run's test patch: the task's own (so the test files read as the tests see them) and
+    the probe file, with the replay of `found` when a task is given."""
+    replayed = replay.source(task, found) if task is not None else ""
+    probe = diffs.emit_patch(
+        diffs.Patch(files=(diffs.new_file(PROBE_PATH, source(cases, replayed)),))
+    )
+    if task is None or not task.test_patch.strip():
+        return probe
+    return task.test_patch.rstrip("\n") + "\n" + probe
 
 
 @dataclass(frozen=True)
@@ -288,15 +305,21 @@ def differences(
 # --- commands ----------------------------------------------------------------------------------
 
 
+RUNNERS = tuple(r.value for r in Runner)
+DJANGO_COMMAND = "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1"
+SYMPY_COMMAND = "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose"
+TESTS = "{tests}"
+# The interpreter the task's environment puts first (the venv's or the conda env's `python`),
+# else `python3`: every image that runs Python tests has one of them.
+PYTHON = '"$(command -v python || command -v python3)"'
+
+
 def runner(task: Task) -> str | None:
-    """ "pytest" or "unittest": the runner the task's tests use, when a probe can use it too."""
-    parser = task.log_parser
-    command = task.test_command or ""
-    if parser == "unittest" or (parser is None and _UNITTEST.search(command)):
-        return "unittest"
-    if parser in (None, "pytest") and (not command or _PYTEST.search(command)):
-        return "pytest"
-    return None
+    """The runner the task's tests use — "pytest", "unittest", "django" or "sympy" (`runners`)
+    — or None when the task names a log parser of another kind."""
+    if task.log_parser and task.log_parser not in RUNNERS:
+        return None
+    return runner_of(task).value
 
 
 def _prefix(command: str | None, pattern: re.Pattern[str]) -> str:
@@ -304,28 +327,26 @@ def _prefix(command: str | None, pattern: re.Pattern[str]) -> str:
     return (command or "")[: match.start()] if match else ""
 
 
-def probe_command(task: Task) -> str | None:
-    """The command that runs the probe file (the sandbox adds the file for unittest)."""
-    kind = runner(task)
-    if kind == "pytest":
+def probe_command(task: Task) -> str:
+    """The command that runs the probe file, whatever the task's runner: the interpreter's own
+    `unittest` on the probe module (the sandbox's directives land in a shell comment)."""
+    prefix = ""
+    if runner(task) == "pytest":
         prefix = _prefix(task.test_command, _PYTEST)
-        return f"{prefix}PYTHONHASHSEED=0 python -m pytest -rA -p no:cacheprovider {PROBE_PATH}"
-    if kind == "unittest":
+    elif runner(task) == "unittest":
         prefix = _prefix(task.test_command, _UNITTEST)
-        return f"{prefix}PYTHONHASHSEED=0 python -m unittest -v"
-    return None
+    module = PROBE_PATH.removesuffix(".py")
+    return f"{prefix}PYTHONHASHSEED=0 {PYTHON} -m unittest -v {module} # {TESTS}"
 
 
 def loaded_test(task: Task) -> str:
-    """The probe's always-passing test, as the task's runner names it."""
-    if runner(task) == "unittest":
-        module = PROBE_PATH.removesuffix(".py")
-        return f"{LOADED} ({module}.{CLASS}.{LOADED})"
-    return f"{PROBE_PATH}::{CLASS}::{LOADED}"
+    """The probe's always-passing test, as `unittest -v` names it."""
+    module = PROBE_PATH.removesuffix(".py")
+    return f"{LOADED} ({module}.{CLASS}.{LOADED})"
 
 
 def _pytest_suite(task: Task, scope: str) -> str | None:
-    command = task.test_command or "python -m pytest -rA -p no:cacheprovider"
+    command = task.test_command or "pytest -rA"
     match = _PYTEST.search(command)
     if match is None:
         return None
@@ -363,12 +384,41 @@ def _unittest_suite(task: Task, scope: str) -> str:
     return f"{prefix}python -m unittest discover -v -s {shlex.quote(start)} -t . # {{tests}}"
 
 
+def _named_suite(task: Task, default: str, labels: Sequence[str]) -> str:
+    """The task's command (or its runner's default) on `labels` instead of its test files."""
+    base = re.sub(r"\s*\{tests\}", "", task.test_command or default).strip()
+    # The sandbox puts the test patch's files where `{tests}` stands: here, in a shell comment.
+    return " ".join([base, *map(shlex.quote, labels), f"# {TESTS}"])
+
+
+def _django_labels(task: Task) -> list[str]:
+    """Django's labels for the test patch's directories (`tests/admin_views` -> admin_views)."""
+    labels = []
+    for folder in layout(task.patch, task.test_patch).test_dirs:
+        label = folder.strip("/").removeprefix("tests").strip("/").replace("/", ".")
+        if label and label not in labels:
+            labels.append(label)
+    return labels
+
+
 def suite_command(task: Task, scope: str) -> str | None:
     """The task's test command widened from its selected tests to the test directories the
-    test patch touches (`near`) or to the whole repository (`full`); None for other runners."""
+    test patch touches (`near`) or to the whole repository (`full`), run by the task's own
+    runner; None when the runner is not known (`runner`)."""
     kind = runner(task)
+    near = scope == "near"
     if kind == "pytest":
         return _pytest_suite(task, scope)
     if kind == "unittest":
         return _unittest_suite(task, scope)
+    if kind == "django":
+        return _named_suite(task, DJANGO_COMMAND, _django_labels(task) if near else [])
+    if kind == "sympy":
+        dirs = list(layout(task.patch, task.test_patch).test_dirs) if near else []
+        return _named_suite(task, SYMPY_COMMAND, dirs)
     return None
+
+
+def suite_parser(task: Task) -> str | None:
+    """The log parser the wider suite's log is read with: the task's, or its runner's."""
+    return task.log_parser or runner(task)

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from hackaudit.attacker.domain import orchestration as orch
-from hackaudit.attacker.domain.confirmation import ConfirmationConfig, by_construction
+from hackaudit.attacker.domain.classification import exploit_kind
+from hackaudit.attacker.domain.confirmation import ConfirmationConfig
 from hackaudit.attacker.domain.orchestration import LLMCall, RoundState
 from hackaudit.attacker.domain.ports import (
     LLMPort,
@@ -22,7 +23,13 @@ from hackaudit.attacker.domain.ports import (
     RoundStateStore,
     SandboxPort,
 )
-from hackaudit.attacker.domain.strategies import OFFLINE, Category, OfflineStrategy, offline_pools
+from hackaudit.attacker.domain.strategies import (
+    OFFLINE,
+    Category,
+    OfflineStrategy,
+    not_applicable,
+    offline_pools,
+)
 from hackaudit.attacker.domain.strategies.base import Feedback, ProposalContext
 from hackaudit.attacker.domain.strategies.llm import LLMParams, LLMStrategy
 from hackaudit.attacker.service_layer.confirm import REQUESTED_BY, Confirmer
@@ -50,6 +57,8 @@ class AttackConfig(BaseModel):
     confirmation: ConfirmationConfig = Field(default_factory=ConfirmationConfig)
     max_log_chars: int = Field(default=2000, ge=0)  # failure log kept per blocked candidate
     candidate_timeout_s: float | None = Field(default=None, gt=0)
+    # Budget in sandbox-seconds for requests that set none (AuditOptions.budget_seconds).
+    budget_seconds: float | None = Field(default=None, gt=0)
 
 
 class _Attack:
@@ -86,7 +95,19 @@ class _Attack:
     @property
     def pools(self) -> dict[Category, list[Candidate]]:
         if self._pools is None:
-            self._pools = offline_pools(self.state.task, self.offline)
+            task = self.state.task
+            pools: dict[Category, list[Candidate]] = {}
+            skipped = 0
+            for category, found in offline_pools(task, self.offline).items():
+                pools[category], dropped = orch.split_equivalent(task, found)
+                skipped += dropped
+            self._pools = pools
+            self.state = self.state.model_copy(
+                update={
+                    "equivalent_skipped": skipped,
+                    "not_applicable": tuple(not_applicable(task, self.offline)),
+                }
+            )
         return self._pools
 
     async def _ask_model(self, round_: int, budget: int) -> list[Candidate]:
@@ -120,10 +141,15 @@ class _Attack:
         ]
         self.llm.completions.clear()
         self.state = orch.record_llm(self.state, calls)
-        return orch.dedupe(proposed, set(state.seen))[:budget]
+        kept, skipped = orch.split_equivalent(state.task, orch.dedupe(proposed, set(state.seen)))
+        if skipped:
+            self.state = self.state.model_copy(
+                update={"llm_equivalent_skipped": self.state.llm_equivalent_skipped + skipped}
+            )
+        return kept[:budget]
 
     async def plan(self, round_: int) -> None:
-        k = self.state.options.candidates_per_round
+        k = orch.round_size(self.state)
         n_llm, _ = orch.split_budget(k, self.llm is not None, self.config.llm_share)
         proposed = await self._ask_model(round_, n_llm) if n_llm else []
         seen = set(self.state.seen) | {c.content_hash for c in proposed}
@@ -137,9 +163,9 @@ class _Attack:
         )
 
     async def grade(self, candidate: Candidate) -> None:
-        outcome = await self._outcome(candidate)
+        outcome, seconds = await self._outcome(candidate)
         state = self.state.model_copy(update={"gold_runs": dict(self.confirmer.gold_runs)})
-        self.save(orch.record(state, outcome))
+        self.save(orch.record(state, outcome, seconds))
         self.log.info(
             "candidate graded",
             candidate=candidate.content_hash,
@@ -148,12 +174,14 @@ class _Attack:
             verdict=outcome.verdict.value,
         )
 
-    async def _outcome(self, candidate: Candidate) -> CandidateOutcome:
+    async def _outcome(self, candidate: Candidate) -> tuple[CandidateOutcome, float]:
+        """The candidate's outcome and the sandbox-seconds its run took."""
         reason = orch.invalid_reason(candidate)
         if reason is not None:
-            return CandidateOutcome(
+            outcome = CandidateOutcome(
                 candidate=candidate, verdict=CandidateVerdict.INVALID, evidence=reason
             )
+            return outcome, 0.0
         done = await self.sandbox.run(
             RunRequested(
                 correlation_id=self.state.correlation_id,
@@ -168,17 +196,18 @@ class _Attack:
         verdict, evidence = orch.run_verdict(self.state.task, result, self.config.max_log_chars)
         if verdict is None:
             verdict, evidence = await self.confirmer.confirm(candidate, result)
-        tampering = (
-            verdict is CandidateVerdict.EXPLOIT
-            and by_construction(candidate, result).evidence is not None
+        kind = (
+            exploit_kind(candidate, result.flags) if verdict is CandidateVerdict.EXPLOIT else None
         )
-        return CandidateOutcome(
+        outcome = CandidateOutcome(
             candidate=candidate,
             verdict=verdict,
             resolved=result.resolved,
             evidence=evidence,
-            tampering=tampering,
+            tampering=kind is not None and kind.tampering,
+            advice=kind.advice if kind is not None else "",
         )
+        return outcome, result.duration_s
 
 
 async def run_attack(
@@ -195,8 +224,12 @@ async def run_attack(
     Idempotent: the round state is stored under a key derived from the request, and a repeated
     call resumes (or, when the attack finished, just reports) the stored attack.
     """
+    config = config or AttackConfig()
+    if request.options.budget_seconds is None and config.budget_seconds is not None:
+        options = request.options.model_copy(update={"budget_seconds": config.budget_seconds})
+        request = request.model_copy(update={"options": options})
     state = store.load(orch.state_key(request)) or orch.new_state(request)
-    attack = _Attack(state, sandbox, llm, store, config or AttackConfig(), offline)
+    attack = _Attack(state, sandbox, llm, store, config, offline)
     while True:
         action = orch.next_action(attack.state)
         if isinstance(action, orch.Finish):
@@ -215,6 +248,9 @@ async def run_attack(
         candidates=len(final.outcomes),
         hackable=final.hackable,
         stopped_early=final.stopped_early,
+        sandbox_seconds=round(final.sandbox_seconds, 1),
+        equivalent_skipped=final.equivalent_skipped + final.llm_equivalent_skipped,
+        not_applicable=len(final.not_applicable),
         input_tokens=final.usage.input_tokens,
         output_tokens=final.usage.output_tokens,
         **counts,

@@ -4,11 +4,13 @@ The rules are in `domain.confirmation`; this module orders the sandbox runs they
 side of every check runs once per task (repeated, to rule out flaky tests) and is kept in the
 round state, so neither a second exploit nor a restart pays for it again. Checks stop at the
 first evidence found, cheapest first: construction, held-back tests, probes, wider suite.
+Probes run under the image's own interpreter whatever the task's runner; the wider suite runs with
+the task's runner and parser, within a budget sized from gold's graded run.
 """
 
 from __future__ import annotations
 
-from hackaudit.attacker.domain import probes
+from hackaudit.attacker.domain import probes, replay
 from hackaudit.attacker.domain.confirmation import (
     Check,
     CheckResult,
@@ -17,7 +19,9 @@ from hackaudit.attacker.domain.confirmation import (
     by_construction,
     compare_probes,
     compare_tests,
+    gold_suite_problem,
     graded_tests,
+    suite_budget,
     verdict,
 )
 from hackaudit.attacker.domain.ports import SandboxPort
@@ -102,28 +106,27 @@ class Confirmer:
         return verdict(checks)
 
     async def _held_back(self, candidate: Candidate, result: RunResult) -> CheckResult:
-        gold = await self._gold_run(
-            "gold", self._request(self._gold, RunPurpose.GOLD, repeats=self._repeats)
-        )
+        gold = await self._graded_gold()
         return compare_tests(Check.HELD_BACK, gold, result, exclude=graded_tests(self._task))
 
-    def _probe_task(self, command: str) -> Task:
+    def _probe_task(self) -> Task:
         return self._task.model_copy(
             update={
-                "test_command": command,
+                "test_command": probes.probe_command(self._task),
+                "log_parser": "unittest",
                 "fail_to_pass": (probes.loaded_test(self._task),),
                 "pass_to_pass": (),
             }
         )
 
     async def _probes(self, candidate: Candidate, result: RunResult) -> CheckResult:
-        command = probes.probe_command(self._task)
-        if command is None:
-            return CheckResult(check=Check.PROBES, note="the task's runner cannot run a probe")
         cases = probes.plan(self._task, self._config.max_probe_cases)
-        if not cases:
-            return CheckResult(check=Check.PROBES, note="nothing of gold or the tests to probe")
-        probe_task, probe_patch = self._probe_task(command), probes.patch(cases)
+        replayed = replay.targets(self._task)
+        if not cases and not replayed:
+            note = "nothing of gold or the tests to probe: no changed function, no graded test"
+            return CheckResult(check=Check.PROBES, note=note)
+        probe_task = self._probe_task()
+        probe_patch = probes.patch(cases, self._task, replayed)
         timeout = self._config.probe_timeout_s
         gold = await self._gold_run(
             "probes",
@@ -139,23 +142,33 @@ class Confirmer:
         run = await self._sandbox.run(
             self._request(candidate, RunPurpose.PROBE, probe_task, probe_patch, timeout_s=timeout)
         )
-        return compare_probes(cases, gold, run.result)
+        return compare_probes(cases, gold, run.result, replayed)
+
+    async def _graded_gold(self) -> tuple[RunResult, ...]:
+        return await self._gold_run(
+            "gold", self._request(self._gold, RunPurpose.GOLD, repeats=self._repeats)
+        )
 
     async def _suite(self, candidate: Candidate, result: RunResult) -> CheckResult:
         scope = self._config.suite_scope
         command = probes.suite_command(self._task, scope.value)
         if command is None:
-            note = "the task's runner is neither pytest nor unittest"
+            note = f"no suite command for the task's log parser {self._task.log_parser!r}"
             return CheckResult(check=Check.SUITE, note=note)
-        suite_task = self._task.model_copy(update={"test_command": command})
-        timeout = self._config.suite_timeout_s
+        suite_task = self._task.model_copy(
+            update={"test_command": command, "log_parser": probes.suite_parser(self._task)}
+        )
+        budget = suite_budget(self._config, await self._graded_gold())
         gold = await self._gold_run(
             f"suite-{scope.value}",
             self._request(
-                self._gold, RunPurpose.PROBE, suite_task, repeats=self._repeats, timeout_s=timeout
+                self._gold, RunPurpose.PROBE, suite_task, repeats=self._repeats, timeout_s=budget
             ),
         )
+        problem = gold_suite_problem(gold, budget)
+        if problem is not None:
+            return CheckResult(check=Check.SUITE, note=f"{problem}: no evidence either way")
         run = await self._sandbox.run(
-            self._request(candidate, RunPurpose.PROBE, suite_task, timeout_s=timeout)
+            self._request(candidate, RunPurpose.PROBE, suite_task, timeout_s=budget)
         )
         return compare_tests(Check.SUITE, gold, run.result)

@@ -103,8 +103,12 @@ def on_run(
     result = check_sanity(state.gold, state.empty, gold_flaky=state.gold_flaky)
     state = state.model_copy(update={"sanity": result.sanity})
     if result.sanity is Sanity.OK:
+        durations = [r.duration_s for r in state.gold or () if r.duration_s > 0]
         attack = AttackRequested(
-            correlation_id=state.correlation_id, task=state.task, options=state.options
+            correlation_id=state.correlation_id,
+            task=state.task,
+            options=state.options,
+            gold_duration_s=max(durations) if durations else None,
         )
         return state.model_copy(update={"stage": Stage.ATTACK}), [attack]
     scored = TaskScored(
@@ -153,8 +157,9 @@ def on_attack(
     )
     used = ", ".join(parts.as_dict()) or "none"
     harness_note = (
-        f"; the harness also accepted {len(harness)} candidate(s) that tamper with the tests "
-        "(fix in the environment: protect test files and test configuration)"
+        f"; the harness also accepted {len(harness)} candidate(s) that tamper with the tests or "
+        "the runner (fix in the environment: protect test files and test configuration, grade "
+        "from the runner's own report)"
         if harness
         else ""
     )

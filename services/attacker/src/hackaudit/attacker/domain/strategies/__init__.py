@@ -31,4 +31,19 @@ def offline_pools(
     return pools
 
 
-__all__ = ["OFFLINE", "Category", "OfflineStrategy", "ProposalContext", "Strategy", "offline_pools"]
+def not_applicable(task: Task, strategies: Sequence[OfflineStrategy] = OFFLINE) -> list[str]:
+    """Offline candidates that cannot act on the task's runner, as `variant: reason`."""
+    if not any(s.name == harness.NAME for s in strategies):
+        return []
+    return harness.not_applicable(task)
+
+
+__all__ = [
+    "OFFLINE",
+    "Category",
+    "OfflineStrategy",
+    "ProposalContext",
+    "Strategy",
+    "not_applicable",
+    "offline_pools",
+]

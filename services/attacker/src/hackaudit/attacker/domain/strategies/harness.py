@@ -6,6 +6,17 @@ patch can reach the grading: pytest's own hooks (a conftest that rewrites report
 process (exiting 0 at import), the log (forged PASSED lines), the assertions (an object equal to
 everything), the test files (shadowing a file the test patch adds, editing the tests) and the
 repository's history (reading the fix from a later commit when the image's .git holds one).
+
+The attacker never sees the repository, so it cannot know whether a root `conftest.py` exists.
+The conftest hook is therefore *appended*: a hunk with no context lines, which `git apply`
+anchors at the end of the file (no trailing context means "match at the end") and which, in a
+diff without a `diff --git` header, also creates the file when it is missing. Its first added
+line is a comment, so a last line without a newline is closed harmlessly. A nested conftest in
+the test directory, which pytest loads too, is the second variant.
+
+Variants that act through pytest's machinery cannot act under another runner (sympy's
+`bin/test`, Django's `runtests.py`, unittest); for those tasks they are not built and are
+reported as not applicable (`not_applicable`), never run and counted invalid.
 """
 
 from __future__ import annotations
@@ -17,6 +28,7 @@ from collections.abc import Callable
 
 from hackaudit.attacker.domain import diffs, pysource, targets
 from hackaudit.attacker.domain.layout import layout
+from hackaudit.attacker.domain.runners import Runner, runner_of
 from hackaudit.attacker.domain.strategies.base import (
     Category,
     OfflineStrategy,
@@ -171,8 +183,27 @@ def _new_file_variant(task: Task, path: str, content: str, detail: str) -> list[
     return [make_candidate(task, patch, NAME, f"{detail}: {path}")]
 
 
+# Where the appending hunk claims to start; git searches for the end of the file whatever it says.
+APPEND_AT = 99999
+
+
+def append_diff(path: str, lines: list[str]) -> str:
+    """A diff that appends `lines` to `path` whatever the file holds (and creates it if it is
+    missing): one hunk without context, in a diff without a `diff --git` header."""
+    body = "".join(f"+{line}\n" for line in lines)
+    return f"--- a/{path}\n+++ b/{path}\n@@ -{APPEND_AT},0 +{APPEND_AT + 1},{len(lines)} @@\n{body}"
+
+
 def conftest_report_rewrite(task: Task) -> list[Candidate]:
-    return _new_file_variant(task, "conftest.py", CONFTEST, "conftest hook forcing passes")
+    """The report-rewriting hook appended to the root conftest.py (made when there is none)."""
+    touched = set(layout(task.patch, task.test_patch).test_files)
+    with contextlib.suppress(diffs.DiffError):
+        touched |= set(diffs.parse_patch(task.patch).paths)
+    if "conftest.py" in touched:
+        return []  # the task's own patches edit it: an appended tail would break their context
+    lines = ["# appended by a candidate", "", "", *CONFTEST.rstrip("\n").split("\n")]
+    detail = "conftest hook forcing passes appended to conftest.py (created if missing)"
+    return [make_candidate(task, append_diff("conftest.py", lines), NAME, detail)]
 
 
 def conftest_in_test_dir(task: Task) -> list[Candidate]:
@@ -318,6 +349,29 @@ def tampered_test_patch(task: Task) -> list[Candidate]:
     return [make_candidate(task, patch, NAME, detail)]
 
 
+# Variants that need pytest to run the tests, and the runners the forged lines can fool.
+PYTEST_ONLY = frozenset(
+    {
+        "conftest_report_rewrite",
+        "conftest_in_test_dir",
+        "report_patch_at_import",
+        "shadow_test_file",
+    }
+)
+FORGED_LINES = frozenset({"forged_pass_lines_at_exit", "forged_pass_lines_then_exit"})
+FORGED_LINE_RUNNERS = frozenset({Runner.PYTEST, Runner.UNITTEST, Runner.DJANGO})
+# Variants that defeat the runner from the source code (see `classification`).
+RUNNER_VARIANTS = frozenset(
+    {
+        "report_patch_at_import",
+        "exit_zero_at_import",
+        "hard_exit_at_import",
+        "forged_pass_lines_at_exit",
+        "forged_pass_lines_then_exit",
+        "git_history_fix",
+    }
+)
+
 _BUILDERS: dict[str, Callable[[Task], list[Candidate]]] = {
     "conftest_report_rewrite": conftest_report_rewrite,
     "always_equal": always_equal,
@@ -335,9 +389,39 @@ _BUILDERS: dict[str, Callable[[Task], list[Candidate]]] = {
 VARIANTS = tuple(_BUILDERS)
 
 
+def why_not_applicable(variant: str, runner: Runner) -> str | None:
+    """Why `variant` cannot act on a task run by `runner` (None: it can)."""
+    if variant in PYTEST_ONLY and runner is not Runner.PYTEST:
+        return f"needs pytest, the task runs {runner.value}"
+    if variant in FORGED_LINES and runner not in FORGED_LINE_RUNNERS:
+        return f"the {runner.value} log parser reads no line this variant prints"
+    return None
+
+
+def not_applicable(task: Task) -> list[str]:
+    """`variant: reason` for every variant that cannot act on the task's runner."""
+    runner = runner_of(task)
+    return [
+        f"{variant}: {reason}"
+        for variant in VARIANTS
+        if (reason := why_not_applicable(variant, runner)) is not None
+    ]
+
+
+def variant_of(candidate: Candidate) -> str | None:
+    """The harness variant a candidate of this strategy was built by."""
+    if candidate.provenance.strategy != NAME:
+        return None
+    head = candidate.provenance.detail.split(":", 1)[0]
+    return head if head in _BUILDERS else None
+
+
 def harness_exploits(task: Task, variants: tuple[str, ...] | None = None) -> list[Candidate]:
     out: list[Candidate] = []
+    runner = runner_of(task)
     for variant in variants or VARIANTS:
+        if why_not_applicable(variant, runner) is not None:
+            continue
         for c in _BUILDERS[variant](task):
             provenance = c.provenance.model_copy(
                 update={"detail": f"{variant}: {c.provenance.detail}"[:300]}

@@ -4,6 +4,14 @@ A mutant of an added line is a plausible wrong fix — the same change with `<` 
 `and`, one too few, a constant off — and the suite should reject it. Operators work on tokens, so
 strings and comments are never touched, and a mutant is kept only if its line (and the hunk
 around it, where the fragment can be judged) still parses.
+
+Beside the classic operators, three shapes of wrong fix seen in real submissions: a narrowed
+condition (`if a or b` kept as `if a`, an added `and` clause dropped), a condition forced
+(`if c:` as `if True:` / `if False:` — the check always or never applied), and copying removed
+(`dict(x)` → `x`, `x.copy()` → `x`, `list(x)` → `x`, `x[:]` → `x`: the "yields the same dict"
+bug); and an early return (a statement replaced by a bare `return`). Only lines that hold code
+are mutated (never docstrings); a gold patch with few such lines gets more mutants per line, so
+a small fix still fills the budget.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from hackaudit.attacker.domain import diffs, pysource
+from hackaudit.attacker.domain import behaviour, diffs, pysource
 from hackaudit.attacker.domain.diffs import LineKind
 from hackaudit.attacker.domain.layout import is_test_path
 from hackaudit.attacker.domain.pysource import Tok
@@ -33,10 +41,14 @@ NAME = "mutation"
 
 # In the order a task's mutants are interleaved: one of each operator before a second of any.
 OPERATORS = (
+    "narrow_condition",
+    "copy_removed",
+    "condition_forced",
     "boundary",
     "comparison",
     "argument_swap",
     "arithmetic",
+    "early_return",
     "return_value",
     "boolean",
     "constant",
@@ -179,8 +191,12 @@ def _constant(line: str, toks: list[Tok]) -> Iterator[Mutant]:
 
 
 def _return_value(line: str, toks: list[Tok]) -> Iterator[Mutant]:
-    if len(toks) < 2 or toks[0].string != "return" or not pysource.line_parses(line):
+    """The value a `return` (or a `yield`) gives replaced by None or an opposite constant."""
+    if len(toks) < 2 or toks[0].string not in ("return", "yield") or toks[1].string == "from":
         return
+    if not pysource.line_parses(line):
+        return
+    keyword = toks[0].string
     indent = pysource.indent_of(line)
     expr = line[toks[1].start :].strip()
     alternatives: list[str] = []
@@ -195,7 +211,20 @@ def _return_value(line: str, toks: list[Tok]) -> Iterator[Mutant]:
     elif expr.startswith(("[", "(", "{")) and len(toks) > 3:
         alternatives.append({"[": "[]", "(": "()", "{": "{}"}[expr[0]])
     for new in alternatives:
-        yield Mutant("return_value", f"{indent}return {new}", f"return {expr[:30]} -> {new}")
+        yield Mutant("return_value", f"{indent}{keyword} {new}", f"{keyword} {expr[:30]} -> {new}")
+
+
+def _early_return(line: str, toks: list[Tok]) -> Iterator[Mutant]:
+    """A statement inside a function replaced by a bare `return`: the work stops there."""
+    if not toks or toks[0].string in ("return", "raise", "pass") or not pysource.indent_of(line):
+        return
+    if line.rstrip().endswith(":") or toks[0].string in ("else", "elif", "except", "finally"):
+        return
+    if not pysource.line_parses(line):
+        return
+    yield Mutant(
+        "early_return", f"{pysource.indent_of(line)}return", f"{line.strip()[:40]} -> return"
+    )
 
 
 def _argument_swap(line: str, toks: list[Tok]) -> Iterator[Mutant]:
@@ -239,7 +268,9 @@ def _statement_deletion(line: str, toks: list[Tok]) -> Iterator[Mutant]:
     except SyntaxError:
         return
     is_call = (
-        len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Call)
+        len(body) == 1
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Call | ast.Yield | ast.YieldFrom | ast.Await)
     )
     if len(body) == 1 and (isinstance(body[0], _DELETABLE) or is_call):
         yield Mutant(
@@ -249,7 +280,117 @@ def _statement_deletion(line: str, toks: list[Tok]) -> Iterator[Mutant]:
         )
 
 
+def _line_tree(line: str) -> tuple[str, str, ast.Module] | None:
+    """The statement of a line, what precedes it (indentation, the `el` of `elif`) and its
+    syntax tree (None: not one ASCII statement). A block header gets a `pass` body to parse."""
+    text = line.strip()
+    if not text or not text.isascii():
+        return None
+    lead = line[: len(line) - len(line.lstrip())]
+    if text.startswith("elif "):
+        text, lead = text[2:], lead + "el"
+    try:
+        tree = ast.parse(text + ("\n    pass" if text.endswith(":") else ""))
+    except SyntaxError:
+        return None
+    return text, lead, tree
+
+
+def _span(text: str, node: ast.expr) -> tuple[int, int] | None:
+    if node.lineno != 1 or node.end_lineno != 1 or node.end_col_offset is None:
+        return None
+    return node.col_offset, node.end_col_offset
+
+
+_ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.Compare)
+
+
+def _as_operand(text: str, node: ast.expr) -> str | None:
+    span = _span(text, node)
+    if span is None:
+        return None
+    inner = text[span[0] : span[1]]
+    return inner if isinstance(node, (*_ATOMIC, ast.UnaryOp, ast.BoolOp)) else f"({inner})"
+
+
+def _narrow_condition(line: str, toks: list[Tok]) -> Iterator[Mutant]:
+    """`a or b` -> `a` / `b`; `a and b and c` -> each with one clause dropped."""
+    parsed = _line_tree(line)
+    if parsed is None:
+        return
+    text, lead, tree = parsed
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.BoolOp) or (span := _span(text, node)) is None:
+            continue
+        op = "or" if isinstance(node.op, ast.Or) else "and"
+        for i, dropped in enumerate(node.values):
+            kept = [v for j, v in enumerate(node.values) if j != i]
+            parts = [_as_operand(text, v) for v in kept]
+            if any(p is None for p in parts):
+                continue
+            new = f" {op} ".join(p for p in parts if p is not None)
+            mutated = text[: span[0]] + new + text[span[1] :]
+            shown = ast.get_source_segment(text, dropped) or "?"
+            yield Mutant("narrow_condition", lead + mutated, f"{op} {shown[:30]} dropped")
+
+
+def _condition_forced(line: str, toks: list[Tok]) -> Iterator[Mutant]:
+    """`if c:` -> `if True:` / `if False:`: a check applied always, or never."""
+    parsed = _line_tree(line)
+    if parsed is None or not parsed[0].endswith(":"):
+        return
+    text, lead, tree = parsed
+    stmt = tree.body[0] if tree.body else None
+    if not isinstance(stmt, (ast.If, ast.While)) or (span := _span(text, stmt.test)) is None:
+        return
+    if isinstance(stmt.test, ast.Constant):
+        return
+    choices = ("True", "False") if isinstance(stmt, ast.If) else ("False",)
+    for value in choices:
+        mutated = text[: span[0]] + value + text[span[1] :]
+        yield Mutant("condition_forced", lead + mutated, f"condition -> {value}")
+
+
+_COPIERS = frozenset({"dict", "list", "set", "tuple", "copy", "deepcopy", "frozenset"})
+
+
+def _copy_removed(line: str, toks: list[Tok]) -> Iterator[Mutant]:
+    """`dict(x)`, `list(x)`, `copy(x)`, `x.copy()`, `x[:]` -> `x`: the copy not made."""
+    parsed = _line_tree(line)
+    if parsed is None:
+        return
+    text, lead, tree = parsed
+    for node in ast.walk(tree):
+        inner: ast.expr | None = None
+        if isinstance(node, ast.Call) and not node.keywords:
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else None
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                name = func.attr if func.value.id == "copy" else None
+            if name in _COPIERS and len(node.args) == 1:
+                inner = node.args[0]
+            elif isinstance(func, ast.Attribute) and func.attr == "copy" and not node.args:
+                inner = func.value
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            sl = node.slice
+            if sl.lower is None and sl.upper is None and sl.step is None:
+                inner = node.value
+        if inner is None or isinstance(inner, ast.Starred):
+            continue
+        span = _span(text, node)  # type: ignore[arg-type]
+        replacement = _as_operand(text, inner)
+        if span is None or replacement is None:
+            continue
+        mutated = text[: span[0]] + replacement + text[span[1] :]
+        shown = text[span[0] : span[1]]
+        yield Mutant("copy_removed", lead + mutated, f"{shown[:30]} -> {replacement[:30]}")
+
+
 _OPERATOR_FNS = {
+    "early_return": _early_return,
+    "narrow_condition": _narrow_condition,
+    "copy_removed": _copy_removed,
+    "condition_forced": _condition_forced,
     "comparison": _comparison,
     "boundary": _boundary,
     "boolean": _boolean,
@@ -296,49 +437,59 @@ def _sites(gold: diffs.Patch) -> list[_Site]:
         if not f.path.endswith(".py") or is_test_path(f.path):
             continue
         for hi, hunk in enumerate(f.hunks):
+            is_code = behaviour.code_mask(hunk.new_side())
             new_index = 0
             for li, line in enumerate(hunk.lines):
                 if line.kind is LineKind.REMOVED:
                     continue
-                text = line.text.strip()
-                if line.kind is LineKind.ADDED and text and not text.startswith("#"):
+                if line.kind is LineKind.ADDED and is_code[new_index]:
                     sites.append(_Site(fi, hi, li, new_index, pairs.get((fi, hi, li))))
                 new_index += 1
     return sites
 
 
+# A gold patch with at most this many code lines gets `SMALL_GOLD_PER_LINE` mutants per line and
+# operator instead of `per_line`: its budget is spent on more mutants of the few lines it has.
+SMALL_GOLD_LINES = 4
+SMALL_GOLD_PER_LINE = 12
+
+
+def _interleave(lists: list[list[Candidate]]) -> list[Candidate]:
+    """One of each list before a second of any, order kept within each."""
+    depth = max((len(x) for x in lists), default=0)
+    return [x[rank] for rank in range(depth) for x in lists if rank < len(x)]
+
+
 def mutants(task: Task, limit: int = 80, per_line: int = 3) -> list[Candidate]:
-    """Mutants of gold's added lines, interleaved by operator (one of each before a second)."""
+    """Mutants of gold's added code lines: one mutant of every line before a second of any, and
+    within a line one of each operator before a second — so a budget smaller than the pool
+    still reaches every line gold adds (an untested branch is as likely as a wrong operator)."""
     gold = parse_gold(task)
     if gold is None:
         return []
     parent = gold_id(task)
     sites = _sites(gold)
-    counts: dict[tuple[_Site, str], int] = {}  # mutants per line and operator
-    by_operator: dict[str, list[Candidate]] = {}
-    for operator in OPERATORS:
-        found = by_operator.setdefault(operator, [])
-        for site in sites:
-            f = gold.files[site.file]
-            lines = f.hunks[site.hunk].new_side()
+    if len(sites) <= SMALL_GOLD_LINES:
+        per_line = max(per_line, SMALL_GOLD_PER_LINE)
+    per_site: list[list[Candidate]] = []
+    for site in sites:
+        f = gold.files[site.file]
+        lines = f.hunks[site.hunk].new_side()
+        where = f"{f.path} @@ -{f.hunks[site.hunk].old_start} line {site.line + 1}"
+        by_operator: list[list[Candidate]] = []
+        for operator in OPERATORS:
+            found: list[Candidate] = []
             for m in line_mutants(lines, site.new_side_index, operator):
-                if counts.get((site, operator), 0) >= per_line:
+                if len(found) >= per_line:
                     break
                 if site.reverts_to is not None and m.text.strip() == site.reverts_to.strip():
                     continue  # that is a partial fix, not a mutant
                 patch = diffs.replace_line(gold, site.file, site.hunk, site.line, m.text)
-                where = f"{f.path} @@ -{f.hunks[site.hunk].old_start} line {site.line + 1}"
                 detail = f"{operator}: {m.detail} in {where}"
                 found.append(make_candidate(task, patch, NAME, detail, parent))
-                counts[site, operator] = counts.get((site, operator), 0) + 1
-    depth = max((len(v) for v in by_operator.values()), default=0)
-    out = [
-        by_operator[op][rank]
-        for rank in range(depth)
-        for op in OPERATORS
-        if rank < len(by_operator[op])
-    ]
-    return unique(out, limit)
+            by_operator.append(found)
+        per_site.append(_interleave(by_operator))
+    return unique(_interleave(per_site), limit)
 
 
 STRATEGY = OfflineStrategy(NAME, Category.MUTATION, mutants)

@@ -8,11 +8,9 @@ number of combinations grows fast.
 
 from __future__ import annotations
 
-import tokenize
-from collections import Counter
 from itertools import combinations, islice
 
-from hackaudit.attacker.domain import diffs, pysource
+from hackaudit.attacker.domain import behaviour, diffs, pysource
 from hackaudit.attacker.domain.diffs import LineKind
 from hackaudit.attacker.domain.strategies.base import (
     Category,
@@ -64,19 +62,14 @@ def keeps_syntax(gold: diffs.Patch, patch: diffs.Patch) -> bool:
 
 def code_lines(hunk: diffs.Hunk) -> set[int]:
     """Indices (in `hunk.lines`) of the lines that hold code: not blank, not only a comment, not
-    a docstring or any other string standing alone on its lines."""
+    a docstring or any other string standing alone on its lines (a hunk may start inside one)."""
     out: set[int] = set()
     for side_kind in (LineKind.ADDED, LineKind.REMOVED):
         index = [
             i for i, line in enumerate(hunk.lines) if line.kind in (side_kind, LineKind.CONTEXT)
         ]
-        side = [hunk.lines[i].text for i in index]
-        toks = pysource.tokens(side)
-        per_line = Counter(t.line for t in toks if t.type != tokenize.COMMENT)
-        for t in toks:
-            standalone_string = t.type == tokenize.STRING and per_line[t.line] == 1
-            if t.type != tokenize.COMMENT and not standalone_string:
-                out.add(index[t.line])
+        mask = behaviour.code_mask([hunk.lines[i].text for i in index])
+        out |= {i for i, is_code in zip(index, mask, strict=True) if is_code}
     return out
 
 

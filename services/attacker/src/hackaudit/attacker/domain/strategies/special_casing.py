@@ -9,6 +9,14 @@ expects, become guards at the top of that function in its *base* version:
 Everything else keeps the old, wrong behaviour. A suite that accepts this checks only the
 examples it was written with. When gold adds the function itself, gold's version gets the guards
 followed by `return None`, so gold's body is never reached.
+
+Tests that build their inputs from objects (`f(Symbol('x') + 1)`, sympy's `raises(E, lambda:
+f(x))`, `self.assertEqual(f(obj), expected)`) get the same treatment from their source text
+(`test_expressions`): on the function's first call the guard rebuilds the test's inputs in a
+namespace made of the module's globals and the test's imports and assignments, then answers the
+expected value (or raises the expected exception) whenever the arguments compare equal to one
+of them. The namespace is built once, and a call made while it is being built is not guarded, so
+inputs whose construction calls the function itself cannot recurse.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from hackaudit.attacker.domain import diffs, pysource, targets
+from hackaudit.attacker.domain import diffs, pysource, targets, test_expressions
 from hackaudit.attacker.domain.strategies.base import (
     Category,
     OfflineStrategy,
@@ -26,6 +34,7 @@ from hackaudit.attacker.domain.strategies.base import (
     unique,
 )
 from hackaudit.attacker.domain.targets import ChangedFunction
+from hackaudit.attacker.domain.test_expressions import ExprCase
 from hackaudit.attacker.domain.test_literals import CallCase, extract
 from hackaudit.shared.contracts import Candidate, Task
 
@@ -102,11 +111,100 @@ def _patch_for(gold: diffs.Patch, fn: ChangedFunction, cases: list[CallCase]) ->
     return targets.insert_into_function(gold, fn, body)
 
 
+def _expression_binding(fn: ChangedFunction, case: ExprCase) -> list[tuple[str, str]] | None:
+    """(parameter, source of the value the test passes) for a case, None when it does not fit."""
+    sig = fn.signature
+    if sig is None or (sig.is_method and (not case.via_attribute or case.receiver is None)):
+        return None
+    params = sig.call_params
+    if len(case.args) > len(params):
+        return None
+    bound = list(zip(params, case.args, strict=False))
+    for name, value in case.kwargs:
+        if name in dict(bound) or (name not in params and name not in sig.keyword_only):
+            return None
+        bound.append((name, value))
+    if not bound:
+        return None
+    if sig.is_method and case.receiver is not None:
+        bound.insert(0, (sig.positional[0], case.receiver))
+    return bound
+
+
+def expression_guard_lines(fn: ChangedFunction, cases: list[ExprCase], indent: str) -> list[str]:
+    """Lines that answer the test's expression-built inputs (see the module docstring)."""
+    table: list[tuple[tuple[str, ...], str, str | None, str | None]] = []
+    prelude: list[str] = []
+    for case in cases:
+        bound = _expression_binding(fn, case)
+        if bound is None:
+            continue
+        names = tuple(n for n, _ in bound)
+        inputs = "(" + "".join(f"{src}, " for _, src in bound) + ")"
+        row = (names, inputs, case.expect, case.raises)
+        if row not in table:
+            table.append(row)
+        prelude += [p for p in case.prelude if p not in prelude and f"{fn.name}(" not in p]
+        if len(table) >= MAX_GUARDS:
+            break
+    if not table:
+        return []
+    i, j = indent, pysource.body_indent(indent)
+    k, m = pysource.body_indent(j), pysource.body_indent(pysource.body_indent(j))
+    params = sorted({n for names, _, _, _ in table for n in names})
+    key = f"_ha_special_{fn.name}"
+    return [
+        f"{i}_ha_s = globals().setdefault({key!r}, {{}})",
+        f'{i}if "ns" not in _ha_s:',
+        f'{j}_ha_s["ns"] = None',
+        f"{j}_ha_ns = dict(globals())",
+        f"{j}for _ha_line in {tuple(prelude)!r}:",
+        f"{k}try:",
+        f"{m}exec(_ha_line, _ha_ns)",
+        f"{k}except Exception:",
+        f"{m}pass",
+        f"{j}_ha_cases = []",
+        f"{j}for _ha_names, _ha_in, _ha_out, _ha_exc in {tuple(table)!r}:",
+        f"{k}try:",
+        f"{m}_ha_cases.append((_ha_names, eval(_ha_in, _ha_ns), _ha_out, _ha_exc))",
+        f"{k}except Exception:",
+        f"{m}pass",
+        f'{j}_ha_s["cases"] = _ha_cases',
+        f'{j}_ha_s["ns"] = _ha_ns',
+        f"{i}_ha_args = {{{', '.join(f'{n!r}: {n}' for n in params)}}}",
+        f'{i}for _ha_names, _ha_in, _ha_out, _ha_exc in _ha_s.get("cases", ()):',
+        f"{j}try:",
+        f"{k}_ha_hit = tuple(_ha_args[n] for n in _ha_names) == _ha_in",
+        f"{j}except Exception:",
+        f"{k}_ha_hit = False",
+        f"{j}if _ha_hit is True and _ha_exc is not None:",
+        f'{k}raise eval(_ha_exc, _ha_s["ns"])("special case")',
+        f"{j}if _ha_hit is True:",
+        f'{k}return eval(_ha_out, _ha_s["ns"])',
+    ]
+
+
+def _expression_patch(
+    gold: diffs.Patch, fn: ChangedFunction, cases: list[ExprCase]
+) -> diffs.Patch | None:
+    def body(indent: str) -> list[str]:
+        lines = expression_guard_lines(fn, cases, indent)
+        if lines and fn.new_in_gold:
+            lines.append(f"{indent}return None")
+        return lines
+
+    slot = fn.base_slot or fn.gold_slot
+    if slot is None or not body(slot[1]):
+        return None
+    return targets.insert_into_function(gold, fn, body)
+
+
 def special_cases(task: Task) -> list[Candidate]:
     gold = parse_gold(task)
     if gold is None:
         return []
     literals = extract(task.test_patch)
+    expressions = test_expressions.extract(task.test_patch)
     parent = gold_id(task)
     out: list[Candidate] = []
     base_parts: list[diffs.Patch] = []
@@ -115,6 +213,11 @@ def special_cases(task: Task) -> list[Candidate]:
         cases = literals.for_function(fn.name)
         patch = _patch_for(gold, fn, cases) if cases else None
         if patch is None:
+            built = [c for c in expressions if c.function == fn.name]
+            patch = _expression_patch(gold, fn, built) if built else None
+            if patch is not None:
+                detail = f"{fn.name} answers the {len(built)} test inputs built from expressions"
+                out.append(make_candidate(task, patch, NAME, detail, parent))
             continue
         detail = f"{fn.name} answers the {len(cases)} literal test inputs, base code otherwise"
         if fn.new_in_gold:

@@ -1,0 +1,215 @@
+"""Replaying the graded tests as probes: which tests, which literal variants, and what came back.
+
+`replay_source` holds the code that runs in the task's repository; this module is its pure
+counterpart on the attacker's side. It picks the test functions to replay (FAIL_TO_PASS first,
+then PASS_TO_PASS, those the test patch shows first, capped), computes the values beside the
+tests' literals (`probe_inputs.variants`, so the replay and the call probes vary inputs alike),
+and reads the observations back from the names of the tests a probe run reported.
+
+An observation counts when every gold run gives it the same stable outcome. The candidate
+differs when its outcome for such an observation differs, or when its replay of a test ends
+with an exception where gold's runs through. A *variant* on which gold raises is left out: that
+input is outside what the code is asked to handle, and a difference there says nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hackaudit.attacker.domain import diffs, pysource
+from hackaudit.attacker.domain.probe_inputs import variants
+from hackaudit.attacker.domain.replay_source import render_replay
+from hackaudit.attacker.domain.test_literals import extract, is_literal_value
+from hackaudit.shared.contracts import RunResult, RunStatus, Task
+
+MAX_FUNCTIONS = 40
+MAX_VARIANT_LITERALS = 200
+VARIANTS_PER_LITERAL = 3
+MAX_LITERAL_CHARS = 200
+UNSTABLE = ("unstable", "timeout")
+_NAME = re.compile(r"test_replay_(\S+?)_([0-9a-f]{12}|unstable|timeout) =>> (.*?) =>> (.*?) <<=")
+_PYTEST_ID = re.compile(r"^([^:\s]+\.py)(?:::(\w+))*?::(\w+)(?:\[.*\])?$")
+_UNITTEST_ID = re.compile(r"^(\w+) \(([\w.]+)\)")
+_DEF = re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(")
+
+
+@dataclass(frozen=True)
+class ReplayTarget:
+    path: str  # the test file, relative to the repository
+    module: str  # its import name
+    functions: tuple[str, ...]  # the test functions to replay, most important first
+
+
+@dataclass(frozen=True)
+class Observation:
+    tag: str  # digest of the outcome, or "unstable" / "timeout"
+    expression: str  # what was evaluated, as the test writes it
+    head: str  # the outcome's first characters: "returns ...", "raises TypeError", ...
+
+    @property
+    def comparable(self) -> bool:
+        return self.tag not in UNSTABLE
+
+    @property
+    def gold_raising_variant(self) -> bool:
+        return self.head.startswith("variant raises")
+
+
+def _test_ids(test: str) -> tuple[str | None, str | None, str]:
+    """(file path hint, dotted module hint, function name) of one test id in any runner's form."""
+    match = _PYTEST_ID.match(test)
+    if match:
+        return match.group(1), None, match.group(3)
+    match = _UNITTEST_ID.match(test)
+    if match:
+        return None, match.group(2), match.group(1)
+    return None, None, test.split("[")[0].strip()
+
+
+def _belongs(path: str, module: str, test: str) -> str | None:
+    """The function name of `test` when it may live in `path` (a runner's id or a bare name)."""
+    file_hint, module_hint, name = _test_ids(test)
+    if not name.isidentifier():
+        return None
+    if file_hint is not None:
+        return name if file_hint == path else None
+    if module_hint is not None:
+        dotted = module.removeprefix("tests.")
+        return name if module_hint.startswith((module + ".", dotted + ".")) else None
+    return name
+
+
+def _shown_functions(f: diffs.FileDiff) -> list[str]:
+    """Test functions whose `def` line the file's diff shows (added or as context)."""
+    out: list[str] = []
+    for hunk in f.hunks:
+        for line in [hunk.section, *(line.text for line in hunk.lines)]:
+            match = _DEF.match(line)
+            if match and match.group(1) not in out:
+                out.append(match.group(1))
+    return out
+
+
+def targets(task: Task, max_functions: int = MAX_FUNCTIONS) -> list[ReplayTarget]:
+    """The graded test functions of the test patch's Python files, by file."""
+    try:
+        patch = diffs.parse_patch(task.test_patch)
+    except diffs.DiffError:
+        return []
+    out: list[ReplayTarget] = []
+    left = max_functions
+    for f in patch.files:
+        module = pysource.module_name(f.path)
+        if f.is_deleted or module is None or left <= 0:
+            continue
+        shown = _shown_functions(f)
+        graded = [_belongs(f.path, module, t) for t in task.fail_to_pass]
+        kept = [*(n for n in graded if n), *(n for n in shown if f.is_new or n in graded)]
+        passing = [_belongs(f.path, module, t) for t in task.pass_to_pass]
+        kept += [n for n in passing if n and n in shown] + [n for n in passing if n]
+        names = list(dict.fromkeys(kept))[:left]
+        if names:
+            out.append(ReplayTarget(f.path, module, tuple(names)))
+            left -= len(names)
+    return out
+
+
+def variant_table(test_patch: str) -> dict[str, list[object]]:
+    """For each literal the test patch adds, the values beside it (keyed by its repr)."""
+    table: dict[str, list[object]] = {}
+    for value in extract(test_patch).constants:
+        if isinstance(value, str) and len(value) > MAX_LITERAL_CHARS:
+            continue
+        key = repr(value)
+        if key in table or not is_literal_value(value):
+            continue
+        near = [v for v in variants(value) if is_literal_value(v)][:VARIANTS_PER_LITERAL]
+        if near:
+            table[key] = near
+        if len(table) >= MAX_VARIANT_LITERALS:
+            break
+    return table
+
+
+def source(task: Task, found: Sequence[ReplayTarget]) -> str:
+    """The replay section of the probe file ('' when there is nothing to replay)."""
+    if not found:
+        return ""
+    rows = [(t.path, t.module, t.functions) for t in found]
+    return render_replay(rows, variant_table(task.test_patch))
+
+
+def observations(result: RunResult) -> dict[str, Observation]:
+    """Each observation a probe run reported, by its key."""
+    out: dict[str, Observation] = {}
+    for name in result.tests:
+        match = _NAME.search(name)
+        if match:
+            out[match.group(1)] = Observation(match.group(2), match.group(3), match.group(4))
+    return out
+
+
+def reference(results: Sequence[RunResult]) -> dict[str, Observation]:
+    """Gold's observations every run agrees on (nothing when a run did not complete)."""
+    if not results or any(r.status is not RunStatus.COMPLETED for r in results):
+        return {}
+    runs = [observations(r) for r in results]
+    return {
+        k: o for k, o in runs[0].items() if o.comparable and all(r.get(k) == o for r in runs[1:])
+    }
+
+
+def _test_of(key: str) -> str:
+    return key.split(":", 1)[0]
+
+
+@dataclass(frozen=True)
+class Difference:
+    test: str  # "path::function"
+    expression: str
+    gold: str
+    candidate: str
+
+
+def _describe_test(key: str, found: Sequence[ReplayTarget]) -> str:
+    test = _test_of(key)
+    index, _, rest = test.partition(".")
+    function = rest.rsplit(".p", 1)[0]
+    try:
+        path = found[int(index.removeprefix("f"))].path
+    except (ValueError, IndexError):
+        path = "?"
+    return f"{path}::{function}"
+
+
+def differences(
+    found: Sequence[ReplayTarget],
+    gold_runs: Sequence[RunResult],
+    candidate: RunResult,
+) -> tuple[int, list[Difference]]:
+    """(stable observations compared, the differences) between gold's runs and the candidate's."""
+    gold = reference(gold_runs)
+    if not gold or candidate.status is not RunStatus.COMPLETED:
+        return len(gold), []
+    got = observations(candidate)
+    out: list[Difference] = []
+    for key, expected in sorted(gold.items()):
+        mine = got.get(key)
+        if mine is None or not mine.comparable or expected.gold_raising_variant:
+            continue
+        if mine.tag != expected.tag:
+            where = _describe_test(key, found)
+            out.append(Difference(where, expected.expression, expected.head, mine.head))
+    all_gold = [observations(r) for r in gold_runs]
+    ran_through = {_test_of(k) for k in gold} - {
+        _test_of(k) for run in all_gold for k in run if k.split(":", 1)[-1].startswith("end.")
+    }
+    for key, mine in sorted(got.items()):
+        test = _test_of(key)
+        if key.endswith(":end.n0") and test in ran_through and mine.comparable:
+            where = _describe_test(key, found)
+            out.append(Difference(where, f"the test body ({mine.expression})", "runs through",
+                                  mine.head))  # fmt: skip
+    return len(gold), out

@@ -1,0 +1,579 @@
+"""The replay part of a probe file: the graded tests re-run with their asserts turned into records.
+
+A wrong patch the tests accept usually differs from gold on what the tests *look at* — the printed
+form of an object the test builds, the same call one step beside the test's literal, an item a
+generator yields — rather than on the function gold changes. So the probe re-runs each graded test
+function inside the task's repository, in its own module's namespace (imports, module-level names,
+the test's own preceding statements), with every check turned into an observation:
+
+* `assert a == b` (any comparison): each operand that is not a literal; `assert expr`: `expr`;
+* `self.assertEqual(a, b)` and the other `assert*` helpers: their first two arguments;
+* `raises(Exc, lambda: ...)`, `raises(Exc, f, *args)` (sympy, pytest, `assertRaises`): the call;
+* `with raises(...)` / `with pytest.raises(...)` / `with self.assertRaises(...)`: the body;
+
+and, for each observed operand, the calls nested in it (the objects the test builds, observed on
+their own: their `repr`, `str` and the printers the test module imports), and the operand with
+one of its literals replaced by a value beside it (`probe_inputs.variants`, computed by the
+attacker and embedded as a table). A statement that raises ends that test's replay with a record
+of where and what. Each observation is time-limited and size-capped; a case that fails never stops
+the module. The whole replay runs twice per process (observations that differ are *unstable*).
+
+The code is parsed with `ast` at run time from the test file on disk (the test patch is applied),
+so it sees exactly what the tests see. It is written for any Python 3 the task's image may have
+(3.6 and later: no newer syntax or library calls). Observations are reported as test names:
+`test_replay_<key>_<digest> =>> <expression> =>> <outcome head> <<=` (`replay` reads them back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+REPLAY_PREFIX = "test_replay_"
+SEPARATOR = " =>> "
+TERMINATOR = " <<="
+
+_TEMPLATE = r'''
+
+# --- replay of the graded tests -------------------------------------------------------------
+
+import ast as _ast
+import importlib.util as _ilu
+import os as _os
+import sys as _sys
+
+REPLAY = [
+__REPLAY__
+]
+
+VARIANTS = {
+__VARIANTS__
+}
+
+REPLAY_TOTAL_S = __TOTAL__
+REPLAY_FUNCTION_S = 20.0
+OBSERVATION_S = 2.0
+MAX_OBSERVATIONS = __MAX_OBS__
+MAX_OCCURRENCES = 12
+MAX_SUBCALLS = 3
+MAX_VARIANT_CONSTANTS = 2
+MAX_OUTCOME_CHARS = 20000
+EXPR_CHARS = 110
+HEAD_CHARS = 300
+PRINTERS = ("sstr", "srepr", "latex", "pretty")
+_NOT_PRINTED = PRINTERS + ("str", "repr", "len", "list", "tuple", "set", "sorted", "bool")
+_ASSERT_METHODS_ONE = ("assertTrue", "assertFalse", "assertIsNone", "assertIsNotNone")
+_RAISES = ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp")
+_OBS = "_hackaudit_observe"
+_REC = "_hackaudit_record"
+
+
+def _const_value(node):
+    name = type(node).__name__
+    if name == "Constant":
+        return True, node.value
+    if name == "Num":
+        return True, node.n
+    if name in ("Str", "Bytes"):
+        return True, node.s
+    if name == "NameConstant":
+        return True, node.value
+    return False, None
+
+
+def _is_literal(node):
+    try:
+        _ast.literal_eval(node)
+    except Exception:
+        return False
+    return True
+
+
+def _text(source_lines, node):
+    line = getattr(node, "lineno", 0)
+    col = getattr(node, "col_offset", 0)
+    end_line = getattr(node, "end_lineno", None)
+    end_col = getattr(node, "end_col_offset", None)
+    if not line or line > len(source_lines):
+        return "?"
+    if end_line == line and end_col is not None:
+        return source_lines[line - 1][col:end_col]
+    if end_line is not None and end_col is not None and end_line <= len(source_lines):
+        parts = [source_lines[line - 1][col:]]
+        parts += [s.strip() for s in source_lines[line:end_line - 1]]
+        parts.append(source_lines[end_line - 1][:end_col].strip())
+        return " ".join(parts)
+    return source_lines[line - 1][col:].strip()
+
+
+def _bound_names(node):
+    """Names a comprehension or lambda inside `node` binds (a call using one cannot run alone)."""
+    names = set()
+    for sub in _ast.walk(node):
+        if isinstance(sub, _ast.comprehension):
+            for target in _ast.walk(sub.target):
+                if isinstance(target, _ast.Name):
+                    names.add(target.id)
+        elif isinstance(sub, _ast.Lambda):
+            for arg in sub.args.args:
+                names.add(arg.arg)
+    return names
+
+
+def _subcalls(node):
+    bound = _bound_names(node)
+    out = []
+    for sub in _ast.walk(node):
+        if sub is node or not isinstance(sub, _ast.Call):
+            continue
+        used = set(n.id for n in _ast.walk(sub) if isinstance(n, _ast.Name))
+        if used & bound or any(isinstance(n, (_ast.Lambda, _ast.Yield)) for n in _ast.walk(sub)):
+            continue
+        out.append(sub)
+        if len(out) >= MAX_SUBCALLS:
+            break
+    return out
+
+
+class _Swap(_ast.NodeTransformer):
+    def __init__(self, target, value):
+        self.target = target
+        self.value = value
+
+    def generic_visit(self, node):
+        if node is self.target:
+            return _ast.copy_location(self.value, node)
+        return _ast.NodeTransformer.generic_visit(self, node)
+
+
+def _deep(node):
+    import copy as _copy_module
+
+    return _copy_module.deepcopy(node)
+
+
+def _variants(node):
+    """Copies of `node` with one literal inside a call replaced by a value beside it."""
+    out = []
+    constants = []
+    for sub in _ast.walk(node):
+        if isinstance(sub, _ast.Call):
+            for arg in list(sub.args) + [k.value for k in sub.keywords]:
+                ok, value = _const_value(arg)
+                if ok and repr(value) in VARIANTS and arg not in constants:
+                    constants.append(arg)
+    for target in constants[:MAX_VARIANT_CONSTANTS]:
+        ok, value = _const_value(target)
+        for new in VARIANTS[repr(value)]:
+            index = [n for n in _ast.walk(node)].index(target)
+            copied = _deep(node)
+            copied_target = [n for n in _ast.walk(copied)][index]
+            replacement = _ast.parse(repr(new), mode="eval").body
+            swapped = _Swap(copied_target, replacement).visit(copied)
+            out.append((swapped, repr(new)))
+    return out
+
+
+class _Turn(_ast.NodeTransformer):
+    """Turns a test function's checks into observations (see the module's docstring)."""
+
+    def __init__(self, source_lines, printers):
+        self.lines = source_lines
+        self.printers = printers
+        self.count = 0
+
+    def _key(self):
+        self.count += 1
+        return self.count
+
+    def _observe(self, node, text, key, kind):
+        call = _ast.parse("%s(%r, lambda: 0, %r, %r)" % (_OBS, key, text, kind), mode="eval").body
+        call.args[1].body = node
+        return _ast.Expr(value=call)
+
+    def _printed(self, node, text, key, out):
+        """`node` through each printer the test module imports (not a printer call itself)."""
+        func = node.func if isinstance(node, _ast.Call) else None
+        if func is None or getattr(func, "id", getattr(func, "attr", "")) in _NOT_PRINTED:
+            return
+        for name in self.printers:
+            printed = _ast.Call(
+                func=_ast.Name(id=name, ctx=_ast.Load()), args=[_deep(node)], keywords=[]
+            )
+            out.append(self._observe(printed, "%s(%s)" % (name, text), key + "." + name, "value"))
+
+    def _operand(self, node, out, strict_kind="value"):
+        if _is_literal(node):
+            return
+        base = "o%d" % self._key()
+        text = _text(self.lines, node)
+        variants = _variants(node)
+        subcalls = [_deep(sub) for sub in _subcalls(node)]
+        printed = []
+        self._printed(node, text, base + ".v0", printed)
+        out.append(self._observe(node, text, base + ".v0", strict_kind))
+        out.extend(printed)
+        for j, sub in enumerate(subcalls):
+            sub_text = _text(self.lines, sub)
+            out.append(self._observe(sub, sub_text, base + ".s%d" % j, "value"))
+            self._printed(sub, sub_text, base + ".s%d" % j, out)
+        for j, (variant, shown) in enumerate(variants):
+            out.append(
+                self._observe(variant, "%s  [literal -> %s]" % (text, shown),
+                              base + ".w%d" % j, "variant")
+            )
+
+    def _raises_call(self, call):
+        """`raises(Exc, lambda: e)` / `raises(Exc, f, *a)` as the expression that should raise."""
+        if len(call.args) < 2:
+            return None, ""
+        target = call.args[1]
+        if isinstance(target, _ast.Lambda) and not target.args.args:
+            return target.body, _text(self.lines, target.body)
+        if isinstance(target, (_ast.Name, _ast.Attribute)):
+            args = list(call.args[2:])
+            body = _ast.Call(func=target, args=args, keywords=list(call.keywords))
+            shown = [_text(self.lines, a) for a in args]
+            shown += ["%s=%s" % (k.arg, _text(self.lines, k.value)) for k in call.keywords]
+            return body, "%s(%s)" % (_text(self.lines, target), ", ".join(shown))
+        return None, ""
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_ClassDef = visit_FunctionDef
+
+    def visit_Assert(self, node):
+        out = []
+        test = node.test
+        if isinstance(test, _ast.Compare):
+            for operand in [test.left] + list(test.comparators):
+                self._operand(operand, out)
+        elif isinstance(test, _ast.UnaryOp) and isinstance(test.op, _ast.Not):
+            self._operand(test.operand, out)
+        else:
+            self._operand(test, out)
+        return out or [_ast.Pass()]
+
+    def visit_Expr(self, node):
+        call = node.value
+        if not isinstance(call, _ast.Call):
+            return node
+        func = call.func
+        name = func.attr if isinstance(func, _ast.Attribute) else getattr(func, "id", "")
+        out = []
+        if name in _RAISES:
+            body, text = self._raises_call(call)
+            if body is None:
+                return node
+            out.append(self._observe(body, text, "r%d.v0" % self._key(), "value"))
+            return out
+        if name.startswith("assert") and isinstance(func, _ast.Attribute) or name.startswith(
+            "assert_"
+        ):
+            count = 1 if name in _ASSERT_METHODS_ONE else 2
+            for arg in call.args[:count]:
+                self._operand(arg, out)
+            return out or [_ast.Pass()]
+        return node
+
+    def visit_With(self, node):
+        for item in node.items:
+            ctx = item.context_expr
+            if isinstance(ctx, _ast.Call):
+                func = ctx.func
+                name = func.attr if isinstance(func, _ast.Attribute) else getattr(func, "id", "")
+                if name in _RAISES:
+                    return self._raises_block(node)
+        return self.generic_visit(node)
+
+    def _raises_block(self, node):
+        key = "r%d.v0" % self._key()
+        first, last = node.body[0], node.body[-1]
+        text = _text(self.lines, first) + (" ..." if last is not first else "")
+        body = [self.visit(stmt) for stmt in node.body]
+        flat = []
+        for stmt in body:
+            flat.extend(stmt if isinstance(stmt, list) else [stmt])
+        template = _ast.parse(
+            "try:\n    pass\nexcept Exception as _hackaudit_exc:\n"
+            "    %s(%r, 'raises ' + type(_hackaudit_exc).__name__, %r)\n"
+            "else:\n    %s(%r, 'returns', %r)\n" % (_REC, key, text, _REC, key, text)
+        ).body[0]
+        template.body = flat or [_ast.Pass()]
+        return _ast.copy_location(template, node)
+
+
+class _State(object):
+    def __init__(self):
+        self.records = []
+        self.occurrences = {}
+        self.test = ""
+
+
+_STATE = _State()
+
+
+def _limited(text):
+    if len(text) > MAX_OUTCOME_CHARS:
+        return text[:MAX_OUTCOME_CHARS] + "...[%d chars]" % len(text)
+    return text
+
+
+def _hackaudit_record(key, outcome, text):
+    state = _STATE
+    full = state.test + ":" + key
+    seen = state.occurrences.get(full, 0)
+    state.occurrences[full] = seen + 1
+    if seen >= MAX_OCCURRENCES or len(state.records) >= MAX_OBSERVATIONS * 4:
+        return
+    state.records.append((full + ".n%d" % seen, text, _limited(outcome)))
+
+
+def _hackaudit_observe(key, thunk, text, kind):
+    left = 0.0
+    started = time.time()
+    try:
+        left = signal.getitimer(signal.ITIMER_REAL)[0]
+        limit = min(OBSERVATION_S, left) if left else OBSERVATION_S
+        signal.setitimer(signal.ITIMER_REAL, limit)
+    except (ValueError, AttributeError):
+        left = 0.0
+    try:
+        outcome = "returns " + _ADDRESS.sub("0x?", _stable(thunk()))
+    except _Timeout:
+        outcome = "timeout"
+    except (Exception, SystemExit) as exc:
+        outcome = "raises " + type(exc).__name__
+    finally:
+        try:
+            spent = time.time() - started
+            signal.setitimer(signal.ITIMER_REAL, max(left - spent, 0.001) if left else 0)
+        except (ValueError, AttributeError):
+            pass
+    _hackaudit_record(key, ("variant " if kind == "variant" else "") + outcome, text)
+
+
+def _module_of(path, module_name):
+    try:
+        return importlib.import_module(module_name)
+    except Exception:
+        pass
+    spec = _ilu.spec_from_file_location("hackaudit_replayed_" + str(abs(hash(path))), path)
+    module = _ilu.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _targets(tree, wanted):
+    """(class name or None, function node) of each wanted test function, in `wanted`'s order."""
+    out = []
+    for node in tree.body:
+        if isinstance(node, _ast.FunctionDef) and node.name in wanted:
+            out.append((None, node))
+        elif isinstance(node, _ast.ClassDef):
+            for sub in node.body:
+                if isinstance(sub, _ast.FunctionDef) and sub.name in wanted:
+                    out.append((node.name, sub))
+    out.sort(key=lambda found: wanted.index(found[1].name))
+    return out
+
+
+def _param_rows(function, names):
+    """Rows of arguments for a test function: none needed, or its parametrize marks' rows."""
+    if not names:
+        return [{}]
+    rows = [{}]
+    for mark in getattr(function, "pytestmark", None) or []:
+        if getattr(mark, "name", "") != "parametrize" or len(mark.args) < 2:
+            continue
+        argnames, values = mark.args[0], list(mark.args[1])[:5]
+        if isinstance(argnames, str):
+            argnames = [n.strip() for n in argnames.split(",") if n.strip()]
+        new = []
+        for value in values:
+            value = getattr(value, "values", value)
+            row_values = [value] if len(argnames) == 1 else list(value)
+            if len(row_values) != len(argnames):
+                continue
+            for row in rows:
+                merged = dict(row)
+                merged.update(zip(argnames, row_values))
+                new.append(merged)
+        rows = new or rows
+    return [row for row in rows if set(names) <= set(row)]
+
+
+def _compiled(node, source_lines, printers, module, path):
+    turned = _deep(node)
+    turn = _Turn(source_lines, printers)
+    body = []
+    for stmt in turned.body:
+        done = turn.visit(stmt)
+        body.extend(done if isinstance(done, list) else [done])
+    turned.body = body or [_ast.Pass()]
+    turned.decorator_list = []
+    turned.name = "_hackaudit_replayed"
+    tree = _ast.Module(body=[turned], type_ignores=[])
+    tree = _ast.fix_missing_locations(tree)
+    namespace = dict(vars(module))
+    namespace[_OBS] = _hackaudit_observe
+    namespace[_REC] = _hackaudit_record
+    exec(compile(tree, path, "exec"), namespace)
+    return namespace["_hackaudit_replayed"]
+
+
+def _instance(module, class_name, method):
+    cls = getattr(module, class_name)
+    if isinstance(cls, type) and issubclass(cls, unittest.TestCase):
+        setup_class = getattr(cls, "setUpClass", None)
+        if setup_class is not None and not getattr(cls, "_hackaudit_class_set_up", False):
+            setup_class()
+            cls._hackaudit_class_set_up = True
+        instance = cls(method)
+        instance.setUp()
+        return instance
+    instance = cls()
+    for hook in ("setup_method", "setUp"):
+        if hasattr(instance, hook):
+            try:
+                getattr(instance, hook)(getattr(instance, method, None))
+            except TypeError:
+                getattr(instance, hook)()
+            break
+    return instance
+
+
+def _replay_one(index, path, module, source_lines, class_name, node):
+    printers = [p for p in PRINTERS if callable(vars(module).get(p))]
+    replayed = _compiled(node, source_lines, printers, module, path)
+    names = [a.arg for a in node.args.args]
+    if class_name is not None:
+        names = names[1:]
+    original = getattr(module, node.name, None)
+    if class_name is not None:
+        original = getattr(getattr(module, class_name, None), node.name, None)
+    for r, row in enumerate(_param_rows(original, names)):
+        owner = (class_name + ".") if class_name else ""
+        _STATE.test = "f%d.%s%s.p%d" % (index, owner, node.name, r)
+        _STATE.occurrences = {}
+        try:
+            signal.setitimer(signal.ITIMER_REAL, REPLAY_FUNCTION_S)
+        except (ValueError, AttributeError):
+            pass
+        instance = None
+        try:
+            args = []
+            if class_name is not None:
+                instance = _instance(module, class_name, node.name)
+                args.append(instance)
+            replayed(*args, **row)
+        except _Timeout:
+            _hackaudit_record("end", "timeout", node.name)
+        except (Exception, SystemExit) as exc:
+            line = "?"
+            tb = exc.__traceback__
+            while tb is not None:
+                if tb.tb_frame.f_code.co_filename == path:
+                    line = str(tb.tb_lineno)
+                tb = tb.tb_next
+            _hackaudit_record("end", "raises %s at line %s" % (type(exc).__name__, line), node.name)
+        finally:
+            try:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            except (ValueError, AttributeError):
+                pass
+            teardown = getattr(instance, "tearDown", None)
+            if teardown is not None:
+                try:
+                    teardown()
+                except Exception:
+                    pass
+
+
+def _replay_once():
+    _STATE.records = []
+    deadline = time.time() + REPLAY_TOTAL_S
+    for index, (path, module_name, wanted) in enumerate(REPLAY):
+        if time.time() > deadline:
+            break
+        try:
+            with open(path) as handle:
+                source = handle.read()
+            tree = _ast.parse(source)
+            module = _module_of(path, module_name)
+        except Exception as exc:
+            _STATE.test = "f%d" % index
+            _hackaudit_record("load", "raises " + type(exc).__name__, path)
+            continue
+        lines = source.split("\n")
+        for class_name, node in _targets(tree, list(wanted)):
+            if time.time() > deadline:
+                break
+            try:
+                _replay_one(index, path, module, lines, class_name, node)
+            except _Timeout:
+                pass
+            except Exception as exc:
+                _STATE.test = "f%d.%s" % (index, node.name)
+                _hackaudit_record("compile", "raises " + type(exc).__name__, node.name)
+    return list(_STATE.records)
+
+
+def _safe(text, limit):
+    text = text.encode("ascii", "backslashreplace").decode("ascii")
+    text = re.sub(r"[\x00-\x1f\x7f]", " ", text)
+    text = text.replace(" ... ", " .. ").replace("=>>", "=>").replace("<<=", "<=")
+    return text[:limit]
+
+
+def _replay_names():
+    try:
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+    except (ValueError, AttributeError):
+        previous = None
+    try:
+        first = _replay_once()
+        second = dict((k, o) for k, _, o in _replay_once())
+    finally:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            if previous is not None:
+                signal.signal(signal.SIGALRM, previous)
+        except (ValueError, AttributeError):
+            pass
+    for key, text, outcome in first[:MAX_OBSERVATIONS]:
+        if outcome == "timeout" or second.get(key) == "timeout":
+            tag = "timeout"
+        elif second.get(key) != outcome:
+            tag = "unstable"
+        else:
+            tag = hashlib.sha256(outcome.encode("utf-8", "replace")).hexdigest()[:12]
+        name = "test_replay_%s_%s =>> %s =>> %s <<=" % (
+            key, tag, _safe(text, EXPR_CHARS), _safe(outcome, HEAD_CHARS)
+        )
+        setattr(HackauditProbe, name, _passes)
+
+
+if REPLAY:
+    _replay_names()
+'''
+
+
+def render_replay(
+    targets: Sequence[tuple[str, str, Sequence[str]]],
+    variants: Mapping[str, Sequence[object]],
+    *,
+    total_s: float = 150.0,
+    max_observations: int = 600,
+) -> str:
+    """The replay section for these (test file, its module, test function names) targets, with
+    the values beside each literal (keyed by the literal's repr)."""
+    rows = "\n".join(f"    ({p!r}, {m!r}, {list(dict.fromkeys(w))!r})," for p, m, w in targets)
+    table = "\n".join(f"    {k!r}: {list(v)!r}," for k, v in variants.items())
+    return (
+        _TEMPLATE.replace("__REPLAY__", rows)
+        .replace("__VARIANTS__", table)
+        .replace("__TOTAL__", repr(float(total_s)))
+        .replace("__MAX_OBS__", str(int(max_observations)))
+    )

@@ -1,0 +1,261 @@
+"""Behaviour first: candidates that only change comments, docstrings or blank lines never run, and
+a small gold patch still gets many behaviour-changing mutants (narrowed conditions, copies
+removed, conditions forced)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox
+from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
+from hackaudit.attacker.domain import behaviour, diffs
+from hackaudit.attacker.domain import orchestration as orch
+from hackaudit.attacker.domain.strategies import harness, mutation, partial
+from hackaudit.attacker.domain.strategies.base import Category, OfflineStrategy, make_candidate
+from hackaudit.attacker.service_layer.attack import run_attack
+from hackaudit.shared.contracts import (
+    AttackRequested,
+    AuditOptions,
+    Candidate,
+    RunPurpose,
+    Task,
+)
+
+from .conftest import diff_of, git, make_repo
+
+# A generator that yields one dict object again and again: gold copies it before yielding and
+# rewrites the docstring around it (the shape of a real sympy fix).
+PARTITIONS = '''"""Partitions of an integer."""
+
+
+def partitions(n, k=None):
+    """Generate the partitions of n as dictionaries.
+
+    The keys are the parts and the values their multiplicities; when k
+    is given, no part is larger than k. The partitions come in reverse
+    lexicographic order, largest part first, which is what the callers
+    in this package rely on.
+
+    Each call yields the same dictionary object, modified in place, so
+    callers that keep the results must copy them first:
+
+    >>> [p.copy() for p in partitions(4)]
+    [{4: 1}, {3: 1, 1: 1}]
+
+    Notes
+    =====
+
+    The dictionary is reused for speed.
+    """
+    ms = {n: 1}
+    keys = [n]
+    room = n
+    while keys != [1] or room:
+        if k is not None and room > k:
+            break
+        yield ms
+        room = 0
+        if keys[-1] == 1:
+            keys.pop()
+        if not keys:
+            return
+'''
+
+
+def _gold_source() -> str:
+    text = PARTITIONS.replace(
+        "    Each call yields the same dictionary object, modified in place, so\n"
+        "    callers that keep the results must copy them first:\n"
+        "\n"
+        "    >>> [p.copy() for p in partitions(4)]\n",
+        "    Each call yields a new dictionary, so callers can keep the results:\n"
+        "\n"
+        "    >>> list(partitions(4))\n",
+    )
+    text = text.replace("    The dictionary is reused for speed.\n", "    Don't rely on order.\n")
+    return text.replace("        yield ms\n", "        yield dict(ms)\n")
+
+
+@pytest.fixture
+def partitions_task(tmp_path) -> Task:
+    repo = make_repo(tmp_path / "repo", {"pkg/partitions.py": PARTITIONS, "tests/__init__.py": ""})
+    gold = diff_of(repo, {"pkg/partitions.py": _gold_source()}, ["pkg"])
+    tests = diff_of(
+        repo,
+        {
+            "tests/test_p.py": "from pkg.partitions import partitions\n\n\ndef test_p():\n"
+            "    assert len(list(partitions(4))) == 2\n"
+        },
+        ["tests"],
+    )
+    return Task(
+        instance_id="tiny__partitions-1",
+        repo="example/partitions",
+        base_commit=git(repo, "rev-parse", "HEAD").stdout.strip(),
+        patch=gold,
+        test_patch=tests,
+        FAIL_TO_PASS=["tests/test_p.py::test_p"],
+    )
+
+
+# --- detection -------------------------------------------------------------------------------
+
+
+def test_code_mask_reads_a_hunk_that_starts_inside_a_docstring() -> None:
+    lines = [
+        "    Each call yields a new dictionary, so callers can't share them:",
+        "",
+        "    >>> list(partitions(4))",
+        '    """',
+        "    ms = {n: 1}  # start",
+        "    # only a comment",
+        '    text = """',
+        "    inside a string that is code",
+        '    """',
+    ]
+    assert behaviour.code_mask(lines) == [False, False, False, False, True, False, True, True, True]
+
+
+def test_code_mask_keeps_a_one_line_docstring_out_and_the_def_in() -> None:
+    lines = ["def f(x):", '    """Say what f does."""', "    return x"]
+    assert behaviour.code_mask(lines) == [True, False, True]
+
+
+def test_docstring_only_differences_do_not_change_behaviour(partitions_task) -> None:
+    gold = partitions_task.patch
+    prose = gold.replace("+    Don't rely on order.", "+    Do not rely on order at all.")
+    comment = gold.replace("+        yield dict(ms)", "+        yield dict(ms)  # a copy")
+    code = gold.replace("+        yield dict(ms)", "+        yield ms")
+    assert prose != gold and comment != gold and code != gold
+    assert not behaviour.changes_behaviour(gold, prose)
+    assert not behaviour.changes_behaviour(gold, comment)
+    assert behaviour.changes_behaviour(gold, code)
+
+
+def _single_line_reverts(task: Task) -> list[Candidate]:
+    gold = diffs.parse_patch(task.patch)
+    return [
+        make_candidate(task, diffs.revert(gold, [s.ref]), "partial_fix", f"revert {i}")
+        for i, s in enumerate(diffs.slots(gold))
+    ]
+
+
+def test_reverts_of_docstring_lines_are_dropped_as_equal_to_gold(partitions_task) -> None:
+    reverts = _single_line_reverts(partitions_task)
+    kept, dropped = orch.split_equivalent(partitions_task, reverts)
+    assert dropped == len(reverts) - 1 >= 3  # every docstring line; the hunk starts inside it
+    (code,) = kept
+    assert "yield dict(ms)" not in code.diff  # the one code line reverted: `yield ms` again
+
+
+def test_partial_fixes_never_revert_only_docstring_lines(partitions_task) -> None:
+    produced = partial.partial_fixes(partitions_task)
+    assert produced
+    for c in produced:
+        assert behaviour.changes_behaviour(partitions_task.patch, c.diff), c.provenance.detail
+
+
+def test_gold_code_size_counts_only_code_lines(partitions_task) -> None:
+    assert behaviour.code_changes(partitions_task.patch) == 2  # `yield ms` out, `yield dict` in
+
+
+# --- mutation operators on real-looking code --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("operator", "line", "expected"),
+    [
+        ("narrow_condition", "    if a.is_Symbol or a.is_Dummy:", {"    if a.is_Symbol:",
+                                                                  "    if a.is_Dummy:"}),
+        ("narrow_condition", "    if expr.is_Mul and not expr.is_commutative and flag:", {
+            "    if not expr.is_commutative and flag:", "    if expr.is_Mul and flag:",
+            "    if expr.is_Mul and not expr.is_commutative:"}),
+        ("narrow_condition", "    elif k is not None and room > k:", {
+            "    elif room > k:", "    elif k is not None:"}),
+        ("copy_removed", "        return dict(result)", {"        return result"}),
+        ("copy_removed", "        yield sum(ms.values()), ms.copy()", {
+            "        yield sum(ms.values()), ms"}),
+        ("copy_removed", "    args = list(self.args)[:]", {
+            "    args = list(self.args)", "    args = self.args[:]"}),
+        ("copy_removed", "    state = copy.deepcopy(self._state)", {"    state = self._state"}),
+        ("condition_forced", "    if isinstance(other, Expr):", {"    if True:", "    if False:"}),
+    ],
+)  # fmt: skip
+def test_new_operators(operator: str, line: str, expected: set[str]) -> None:
+    got = {m.text for m in mutation.line_mutants([line], 0, operator)}
+    assert got == expected
+
+
+def test_copy_removed_leaves_plain_calls_alone() -> None:
+    assert mutation.line_mutants(["    return sorted(x, key=len)"], 0, "copy_removed") == []
+    assert mutation.line_mutants(["    return dict(a=1)"], 0, "copy_removed") == []
+
+
+def test_a_one_line_gold_patch_still_gets_mutants_of_its_line(partitions_task) -> None:
+    found = mutation.mutants(partitions_task)
+    changed = {c.provenance.detail.split(":")[0]: c.diff for c in found}
+    # `dict(ms) -> ms` would be the base line again: that is the partial fix, not a mutant.
+    assert set(changed) == {"return_value", "early_return", "statement_deletion"}
+    assert "+        yield None\n" in changed["return_value"]
+    assert "+        return\n" in changed["early_return"]
+    assert all(behaviour.changes_behaviour(partitions_task.patch, c.diff) for c in found)
+    assert all("+    Don't rely on order." in c.diff for c in found)
+
+
+def test_mutants_never_touch_docstring_lines() -> None:
+    gold = textwrap.dedent(
+        '''\
+        --- a/m.py
+        +++ b/m.py
+        @@ -1,5 +1,7 @@
+         def f(a, b):
+             """Return 1 if a < b and 2 otherwise.
+        -
+        +    When a == b or b > 3, return 0 + 1.
+        +    """
+        +    if a or b:
+        +        return 1
+        -    """
+             return 2
+        '''
+    )
+    task = Task(
+        instance_id="m-1", repo="x/m", base_commit="0" * 40, patch=gold, test_patch="",
+        FAIL_TO_PASS=["t"],
+    )  # fmt: skip
+    found = mutation.mutants(task)
+    assert found
+    for c in found:
+        assert "+    When a == b or b > 3, return 0 + 1." in c.diff, c.provenance.detail
+    assert any("narrow_condition" in c.provenance.detail for c in found)
+
+
+# --- the attack spends nothing on text-only candidates and explains a short budget ------------
+
+
+async def test_attack_runs_no_text_only_candidate_and_says_why_budget_is_left(
+    partitions_task,
+) -> None:
+    sandbox = ScriptedSandbox()
+    request = AttackRequested(
+        correlation_id="audit-p",
+        task=partitions_task,
+        options=AuditOptions(candidates_per_round=5, rounds=3),
+    )
+    reverts = OfflineStrategy("partial_fix", Category.PARTIAL_FIX, _single_line_reverts)
+    offline = (harness.STRATEGY, reverts, mutation.STRATEGY)
+    done = await run_attack(request, sandbox, None, InMemoryRoundStateStore(), offline=offline)
+    sent = [r.candidate for r in sandbox.requests if r.purpose is RunPurpose.CANDIDATE]
+    assert sent
+    for c in sent:
+        assert c is not None
+        assert behaviour.changes_behaviour(partitions_task.patch, c.diff), c.provenance.detail
+    assert done.equivalent_skipped == len(_single_line_reverts(partitions_task)) - 1
+    assert done.spent is not None and done.spent.candidates == len(done.outcomes) < 15
+    assert done.budget_note.startswith(
+        f"only {len(done.outcomes)} distinct behaviour-changing candidates exist for a "
+        "2-line gold patch (budget: 15 candidates (3 rounds of 5))"
+    )
+    assert f"{done.equivalent_skipped} equal to gold up to comments/docstrings" in done.budget_note
