@@ -388,7 +388,7 @@ P, F, E = "PASSED", "FAILED", "ERROR"
         ),
         ({"a": F, "b": P}, [{"a": P, "b": F}] * 3, ["a"], [], [], ["b"]),
         ({"a": F, "c": F}, [{"a": P, "c": F}] * 3, ["a"], [], [], []),  # fails either way
-        ({"a": F}, [{"a": P}, {"a": P}, {}], [], [], ["a"], []),  # missing from one run
+        ({"a": F}, [{"a": P}, {"a": P}, {"b": P}], [], [], ["a", "b"], []),  # missing in a run
     ],
 )
 def test_classification(
@@ -403,6 +403,14 @@ def test_classification(
     assert (result.fail_to_pass, result.pass_to_pass) == (f2p, p2p)
     assert (result.unstable, result.broken_by_gold) == (unstable, broken)
     assert result.usable is bool(f2p)
+
+
+def test_a_run_without_test_results_classifies_nothing() -> None:
+    result = classify.classify({}, [{"a": P}, {}, {"a": P}])
+    assert (result.fail_to_pass, result.pass_to_pass) == ([], [])
+    assert result.problems == [
+        "no test result in without the fix, gold run 2: the runner did not run the tests"
+    ]
 
 
 def test_classification_needs_three_gold_runs() -> None:
@@ -485,3 +493,29 @@ def test_a_run_that_did_not_complete_leaves_the_task_pending() -> None:
     )
     assert out[0].row is None
     assert out[0].report["problems"] == ["a run did not complete (infra_error: engine gone)"]
+
+
+def test_deriving_again_keeps_lists_classified_for_the_same_task(tmp_path: Path) -> None:
+    def pending() -> derive.Derivation:
+        d = derive.Derivation("acme__widget-7")
+        d.row = _pending_row("acme__widget-7")
+        return d
+
+    build.write_derived(tmp_path, [pending()])
+    classified = classify_step.Classified(
+        "acme__widget-7",
+        {**_pending_row("acme__widget-7"), "FAIL_TO_PASS": ["test_area"]},
+        {"fail_to_pass": 1},
+    )
+    build.merge_classified(tmp_path, [classified])
+
+    report = build.write_derived(tmp_path, [pending()])
+    assert report["pending"] == 0
+    assert report["tasks"]["acme__widget-7"]["classification"] == {"fail_to_pass": 1}
+    assert build.read_jsonl(tmp_path / build.TASKS)[0]["FAIL_TO_PASS"] == ["test_area"]
+
+    changed = pending()
+    assert changed.row is not None
+    changed.row["patch"] = "another gold"
+    report = build.write_derived(tmp_path, [changed])
+    assert report["pending"] == 1 and build.read_jsonl(tmp_path / build.TASKS) == []
