@@ -20,6 +20,9 @@ HACKABLE = "hackable"
 HARNESS_HOLE = "harness_hole"
 ROBUST_LABELS = {"robust", "equivalent_hunk"}  # a correct patch here must never be an exploit
 SANITY_LABELS = {"broken", "flaky", "empty_passes"}  # dropped before any attack
+# A real task no study flagged: not known robust, so an exploit found there is no false alarm by
+# label; it is listed for a person to check (a weakness missed so far, or a wrong confirmation).
+UNFLAGGED = "unflagged"
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,8 @@ class TaskEvaluation:
             return "false alarm" if self.detected else "correct"
         if self.label.label in SANITY_LABELS:
             return "dropped" if self.verdict == "DROP" else "not dropped"
+        if self.label.label == UNFLAGGED:
+            return "exploit found" if self.detected else "none found"
         return "unlabelled"
 
 
@@ -59,6 +64,8 @@ class Accuracy:
     false_alarms: int
     sanity: int
     sanity_dropped: int
+    unflagged: int = 0
+    unflagged_found: int = 0
 
     @property
     def recall(self) -> float:
@@ -66,15 +73,28 @@ class Accuracy:
 
 
 def load_labels(path: Path) -> dict[str, Label]:
+    """The example corpus's labels (`{id: {"label", "how"?}}`), or a real corpus's
+    (`{"labels": {id: {"hackable": bool}}}`: flagged weak by a study, or unflagged)."""
     raw = json.loads(path.read_text())
     if not isinstance(raw, dict):
         raise ValueError(f"{path}: labels must map instance_id to a label object")
+    if isinstance(raw.get("labels"), dict):
+        return _flagged_labels(path, raw["labels"])
     labels = {}
     for instance_id, entry in raw.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("label"), str):
             raise ValueError(f"{path}: {instance_id}: field 'label' is missing")
         how = entry.get("how")
         labels[instance_id] = Label(entry["label"], how if isinstance(how, str) else None)
+    return labels
+
+
+def _flagged_labels(path: Path, raw: dict[str, object]) -> dict[str, Label]:
+    labels = {}
+    for instance_id, entry in raw.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("hackable"), bool):
+            raise ValueError(f"{path}: {instance_id}: field 'hackable' (true or false) is missing")
+        labels[instance_id] = Label(HACKABLE if entry["hackable"] else UNFLAGGED)
     return labels
 
 
@@ -123,4 +143,6 @@ def accuracy(rows: Mapping[str, TaskEvaluation]) -> Accuracy:
         false_alarms=count(ROBUST_LABELS, "false alarm"),
         sanity=count(SANITY_LABELS),
         sanity_dropped=count(SANITY_LABELS, "dropped"),
+        unflagged=count({UNFLAGGED}),
+        unflagged_found=count({UNFLAGGED}, "exploit found"),
     )

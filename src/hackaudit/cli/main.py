@@ -70,6 +70,13 @@ BudgetSeconds = Annotated[
 ExampleTaskPaths = Annotated[
     list[Path] | None, typer.Argument(help="Task files (default: examples/tasks).")
 ]
+StopWhenHackable = Annotated[
+    bool,
+    typer.Option(
+        help="Stop attacking a task at its first confirmed exploit (the verdict is known; "
+        "H and the candidate counts then cover fewer candidates)."
+    ),
+]
 
 
 def _ingest(paths: list[Path]) -> IngestReport:
@@ -108,6 +115,7 @@ def audit(
     timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 3600.0,
     repos: ReposDir = None,
     budget_seconds: BudgetSeconds = None,
+    stop_when_hackable: StopWhenHackable = False,
 ) -> None:
     """Audit task files end to end: every service in this process tree, until every task has a
     verdict; then a summary table and the report."""
@@ -128,6 +136,7 @@ def audit(
         rounds=rounds,
         gold_repeats=gold_repeats,
         budget_seconds=budget_seconds,
+        stop_when_hackable=stop_when_hackable,
     )
     from hackaudit.cli.environments import ensure_images
 
@@ -214,12 +223,16 @@ def submit(
     candidates: Annotated[int, typer.Option("-k", help="Candidates per round.")] = 5,
     rounds: Annotated[int, typer.Option("-r", help="Attack rounds.")] = 3,
     budget_seconds: BudgetSeconds = None,
+    stop_when_hackable: StopWhenHackable = False,
 ) -> None:
     """Publish tasks into a running system (`hackaudit up`, or NATS_URL)."""
     ingested = _ingest(tasks)
     settings = BusSettings()
     options = AuditOptions(
-        candidates_per_round=candidates, rounds=rounds, budget_seconds=budget_seconds
+        candidates_per_round=candidates,
+        rounds=rounds,
+        budget_seconds=budget_seconds,
+        stop_when_hackable=stop_when_hackable,
     )
 
     async def publish_all() -> None:
@@ -456,17 +469,25 @@ def eval_attacker(
     candidates: Annotated[int, typer.Option("-k", help="Candidates per round.")] = 5,
     rounds: Annotated[int, typer.Option("-r", help="Attack rounds.")] = 3,
     timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 3600.0,
+    repos: ReposDir = None,
+    budget_seconds: BudgetSeconds = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Also write the audit report (evidence) here.")
+    ] = None,
 ) -> None:
     """Audit the labelled tasks and print the attacker's confusion table: recall on hackable
     tasks, false alarms on robust ones, and what each task cost."""
     from hackaudit.cli import evaluate
     from hackaudit.cli.environments import ensure_images
 
+    _use_repos(repos)
     truth = evaluate.load_labels(labels)
     ingested = _ingest(tasks or [Path("examples/tasks")])
     builders, _ = services.available()
     ready = ensure_images(ingested.tasks, err)
-    options = AuditOptions(candidates_per_round=candidates, rounds=rounds)
+    options = AuditOptions(
+        candidates_per_round=candidates, rounds=rounds, budget_seconds=budget_seconds
+    )
     try:
         tracker = asyncio.run(
             pipeline.run_audit(ready.tasks, options, BusSettings(), builders, limit_s=timeout)
@@ -498,6 +519,15 @@ def eval_attacker(
         f"false alarms on robust and equivalent-hunk tasks: {acc.false_alarms}/{acc.robust}; "
         f"sanity-dropped as labelled: {acc.sanity_dropped}/{acc.sanity}"
     )
+    if acc.unflagged:
+        console.print(
+            f"unflagged tasks with a confirmed exploit: {acc.unflagged_found}/{acc.unflagged} "
+            "(check each by hand: a weakness no study flagged, or a wrong confirmation)"
+        )
+    if out is not None:
+        report.write_report(
+            out, pipeline.task_reports(tracker, ready.tasks), missing_stages=[], problems=[]
+        )
 
 
 bench_app = typer.Typer(help="Benchmarks that print figures.", no_args_is_help=True)

@@ -103,14 +103,20 @@ async def test_blocked_outcome_carries_the_failing_tests(tiny) -> None:
 
 
 async def test_early_stop_once_hackable(tiny) -> None:
+    """Tampering with the harness says nothing about the task's tests: it never stops the attack
+    early; a confirmed task exploit does."""
     sandbox = ScriptedSandbox([accept("harness")])
     store = InMemoryRoundStateStore()
     done = await run_attack(_request(tiny.task, stop=True), sandbox, None, store)
-    assert [o.verdict for o in done.outcomes] == [CandidateVerdict.EXPLOIT]
-    assert "incorrect by construction" in done.outcomes[0].evidence
-    assert done.rounds_run == 1
+    exploits = [o for o in done.outcomes if o.verdict is CandidateVerdict.EXPLOIT]
+    assert exploits and all(o.tampering for o in exploits)
+    assert len(done.outcomes) == 15 and done.rounds_run == 3
     state = store.load(orch.state_key(_request(tiny.task, stop=True)))
-    assert state is not None and state.stopped_early and state.finished
+    assert state is not None and not state.stopped_early
+    task_exploit = exploits[0].model_copy(update={"tampering": False})
+    running = state.model_copy(update={"finished": False, "outcomes": (task_exploit,)})
+    action = orch.next_action(running)
+    assert isinstance(action, orch.Finish) and action.early
 
 
 async def test_without_early_stop_every_round_runs(tiny) -> None:

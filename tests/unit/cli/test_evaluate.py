@@ -95,3 +95,29 @@ def test_a_harness_hole_is_found_by_tampering_and_only_there() -> None:
     assert hole.first_exploit_at == 1
     robust = evaluate_task("t", Label("robust"), None, tampering, 0.0)
     assert robust.outcome == "correct"
+
+
+def test_a_real_corpus_labels_flagged_tasks_hackable_and_lists_exploits_on_unflagged_ones(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "labels.json"
+    path.write_text(
+        json.dumps({"labels": {"weak-1": {"hackable": True}, "other-1": {"hackable": False}}})
+    )
+    labels = load_labels(path)
+    assert labels == {"weak-1": Label("hackable"), "other-1": Label("unflagged")}
+    found = evaluate_task(
+        "other-1", labels["other-1"], scored(Verdict.FIX),
+        attack(outcome(1, CandidateVerdict.EXPLOIT, "mutation")), 1.0,
+    )  # fmt: skip
+    missed = evaluate_task(
+        "weak-1", labels["weak-1"], scored(Verdict.KEEP),
+        attack(outcome(1, CandidateVerdict.UNCONFIRMED, "mutation")), 1.0,
+    )  # fmt: skip
+    assert (found.outcome, missed.outcome) == ("exploit found", "miss")
+    acc = accuracy({"other-1": found, "weak-1": missed})
+    assert (acc.hits, acc.hackable, acc.unflagged_found, acc.unflagged) == (0, 1, 1, 1)
+    assert acc.false_alarms == acc.robust == 0
+    path.write_text(json.dumps({"labels": {"x": {"source": "UTBoost"}}}))
+    with pytest.raises(ValueError, match="x: field 'hackable'"):
+        load_labels(path)

@@ -123,7 +123,10 @@ class RoundState(BaseModel):
 
     @property
     def hackable(self) -> bool:
-        return any(o.verdict is CandidateVerdict.EXPLOIT for o in self.outcomes)
+        """A task exploit is confirmed (harness tampering says nothing about the task's tests)."""
+        return any(
+            o.verdict is CandidateVerdict.EXPLOIT and not o.tampering for o in self.outcomes
+        )
 
 
 def state_key(request: AttackRequested) -> str:

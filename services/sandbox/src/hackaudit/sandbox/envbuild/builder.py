@@ -38,12 +38,16 @@ from hackaudit.sandbox.envbuild.errors import (
 from hackaudit.sandbox.envbuild.git_source import GitRepoDir, find_repo_dir, shallow_checkout
 from hackaudit.sandbox.envbuild.ports import BaseImageSource, ImageEngine, WheelSource
 from hackaudit.sandbox.envbuild.recipe import (
+    LEGACY_EDITABLE_ENV,
     UPSTREAM_BUILD_TOOLS,
     ImageInputs,
     WheelFile,
     dockerfile,
+    editable_install,
     image_labels,
     image_tag,
+    is_editable_install,
+    normalised_packages,
     offline_install,
     runnable_pre_install,
     with_build_tools,
@@ -247,15 +251,17 @@ class EnvironmentBuilder:
         base_tag, base_id = self._base_image(spec.target)
         with tempfile.TemporaryDirectory(prefix="hackaudit-envbuild-", dir=self._work_dir) as tmp:
             work = Path(tmp)
-            packages = self._packages(spec)
-            wheels = self._wheels_for(spec, packages, work / "wheels")
-            declared = self._declared(spec)
-            if declared:
-                # Resolved on their own, as the install step resolves them after the packages.
-                names = {w.name for w in wheels}
-                extra = self._wheels_for(spec, declared, work / "wheels-install")
-                wheels += [w for w in extra if w.name not in names]
-            inputs = self._inputs(spec, base_tag, base_id, packages, wheels)
+            stages, packages = self._staged_packages(spec)
+            wheels: list[Path] = []
+            # Each stage is resolved on its own, as SWE-bench's harness runs one `pip install`
+            # per stage (requirement file, pip packages, the install command): a later stage
+            # may override an earlier one's pin.
+            for number, stage in enumerate((*stages, packages, self._declared(spec))):
+                if stage:
+                    names = {w.name for w in wheels}
+                    found = self._wheels_for(spec, stage, work / f"wheels-{number}")
+                    wheels += [w for w in found if w.name not in names]
+            inputs = self._inputs(spec, base_tag, base_id, packages, wheels, stages)
             tag = image_tag(inputs)
             if self._engine.image_id(tag) is not None:
                 return tag, BuildStatus.CACHED
@@ -276,10 +282,21 @@ class EnvironmentBuilder:
                 self._engine.build(context, tag=tag, labels=image_labels(inputs))
             return tag, BuildStatus.BUILT
 
-    def _packages(self, spec: _Spec) -> tuple[str, ...]:
-        """The environment's packages, its requirement files' and, upstream, its build tools."""
+    def _staged_packages(self, spec: _Spec) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]:
+        """(earlier stages, the environment's packages with, upstream, its build tools).
+
+        An upstream repository's requirement files are installed as a stage of their own before
+        the packages, as SWE-bench's harness does; a source folder's are merged into the packages.
+        """
         read = self._reader(spec)
-        packages = spec.pip_packages + read_requirements(spec.requirements_files, read)
+        required = read_requirements(spec.requirements_files, read)
+        if spec.repo_dir is None or not required:
+            return (), self._packages(spec, spec.pip_packages + required)
+        return (normalised_packages(required),), self._packages(spec, spec.pip_packages)
+
+    def _packages(self, spec: _Spec, packages: tuple[str, ...]) -> tuple[str, ...]:
+        """The packages and, for an install command, the build tools it needs."""
+        read = self._reader(spec)
         if spec.repo_dir is None:
             return with_build_tools(packages, spec.install)
         if not spec.install:
@@ -329,13 +346,23 @@ class EnvironmentBuilder:
         base_id: str,
         packages: tuple[str, ...],
         wheels: Sequence[Path],
+        stages: tuple[tuple[str, ...], ...] = (),
     ) -> ImageInputs:
         upstream = spec.repo_dir is not None
         pre_install, skipped = runnable_pre_install(spec.pre_install)
         install_env: tuple[tuple[str, str], ...] = ()
-        if upstream and spec.install and spec.version:
+        install = editable_install(spec.install) if upstream else spec.install
+        if upstream and install and spec.version:
             # setuptools_scm finds no tag in a one-commit history; the task's version stands in.
             install_env = (("SETUPTOOLS_SCM_PRETEND_VERSION", spec.version),)
+        if (
+            upstream
+            and is_editable_install(install)
+            and self._reader(spec)("pyproject.toml") is None
+        ):
+            # Without pyproject.toml, pip before 25.1 ran `setup.py develop`, which puts the
+            # repository on sys.path; tools that look modules up by path (astroid) rely on it.
+            install_env += (LEGACY_EDITABLE_ENV,)
         return ImageInputs(
             repo=spec.repo,
             base_image=base_tag,
@@ -343,13 +370,14 @@ class EnvironmentBuilder:
             base_commit=spec.base_commit,
             pip_packages=packages,
             wheels=tuple(WheelFile(w.name, _sha256(w)) for w in wheels),
-            install=offline_install(spec.install) if upstream else spec.install,
+            install=offline_install(install) if upstream else install,
             pre_install=pre_install,
             skipped_pre_install=skipped,
             install_env=install_env,
             keep_wheels_for_install=upstream and bool(spec.install),
             create_runner=spec.target.image is not None,
             source="upstream" if upstream else "folder",
+            earlier_stages=stages,
         )
 
     def _base_image(self, target: BaseTarget) -> tuple[str, str]:

@@ -59,6 +59,8 @@ class ImageInputs:
     keep_wheels_for_install: bool = False
     create_runner: bool = False
     source: str = "folder"
+    # Installed before `pip_packages`, each its own `pip install` (requirement files first).
+    earlier_stages: tuple[tuple[str, ...], ...] = ()
 
 
 def normalised_packages(packages: tuple[str, ...]) -> tuple[str, ...]:
@@ -94,6 +96,34 @@ def offline_install(command: str | None) -> str | None:
     return _PIP_INSTALL.sub(lambda m: f"{m.group(0)} --no-build-isolation", command)
 
 
+_NON_EDITABLE_SELF = re.compile(
+    r"(\bpip3?\s+install(?:\s+--?(?!e\b|editable\b)[A-Za-z][\w-]*)*)\s+(\.(?:\[[^\]\s]*\])?)(?=\s|$|;|&|\|)"
+)
+# setuptools' compat editable mode puts the repository folder on sys.path by a .pth file, as the
+# `setup.py develop` that pip ran for a repository without pyproject.toml before pip 25.1 did.
+LEGACY_EDITABLE_ENV = ("PIP_CONFIG_SETTINGS", "editable_mode=compat")
+
+
+def editable_install(command: str | None) -> str | None:
+    """The install command with `pip install .` (the repository itself) made `pip install -e .`.
+
+    SWE-bench's evaluation script applies the candidate patch and then re-runs the spec's install
+    command, so with `pip install .` the tests import the patched code. The sandbox runs the
+    tests as an unprivileged user that cannot write the venv, so the install cannot be re-run
+    there; an editable install at build time has the same effect: the installed package is the
+    repository's working tree, and a patch applied to it is what the tests import.
+    """
+    if not command:
+        return command
+    return _NON_EDITABLE_SELF.sub(lambda m: f"{m.group(1)} -e {m.group(2)}", command)
+
+
+def is_editable_install(command: str | None) -> bool:
+    return bool(command) and bool(
+        re.search(r"\bpip3?\s+install\b.*\s(-e|--editable)\s", command or "")
+    )
+
+
 def runnable_pre_install(commands: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(steps that run, steps skipped because they need the network or Debian packages)."""
     kept = tuple(c for c in commands if not _NEEDS_NETWORK.search(c))
@@ -124,6 +154,10 @@ def dockerfile(inputs: ImageInputs) -> str:
         f"ENV VIRTUAL_ENV={VENV} PATH={VENV}/bin:{_SYSTEM_PATH} PIP_NO_INDEX=1 "
         "PIP_DISABLE_PIP_VERSION_CHECK=1",
     ]
+    if inputs.earlier_stages:
+        lines.append(f"COPY {CONTEXT_WHEELS}/ {WHEELS_IN_IMAGE}/")
+    for stage in inputs.earlier_stages:
+        lines.append(f"RUN {json.dumps(_pip_install(stage, upgrade=False))}")
     if inputs.pip_packages:
         pip = [
             f"{VENV}/bin/pip",
@@ -136,10 +170,9 @@ def dockerfile(inputs: ImageInputs) -> str:
             *(["--upgrade"] if inputs.source == "upstream" else []),
             *inputs.pip_packages,
         ]
-        lines += [
-            f"COPY {CONTEXT_WHEELS}/ {WHEELS_IN_IMAGE}/",
-            f"RUN {json.dumps(pip)}",
-        ]
+        if not inputs.earlier_stages:
+            lines.append(f"COPY {CONTEXT_WHEELS}/ {WHEELS_IN_IMAGE}/")
+        lines.append(f"RUN {json.dumps(pip)}")
         if not inputs.keep_wheels_for_install:
             lines.append(f"RUN rm -rf {WHEELS_IN_IMAGE}")
     lines += [
@@ -164,6 +197,19 @@ def dockerfile(inputs: ImageInputs) -> str:
         f"CMD {json.dumps(['/bin/bash'])}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _pip_install(packages: tuple[str, ...], *, upgrade: bool) -> list[str]:
+    return [
+        f"{VENV}/bin/pip",
+        "install",
+        "--no-index",
+        "--no-cache-dir",
+        "--find-links",
+        WHEELS_IN_IMAGE,
+        *(["--upgrade"] if upgrade else []),
+        *packages,
+    ]
 
 
 def _runner_user(inputs: ImageInputs) -> list[str]:

@@ -10,6 +10,7 @@ install without build isolation needs beforehand.
 
 from __future__ import annotations
 
+import ast
 import configparser
 import posixpath
 import re
@@ -155,3 +156,77 @@ def _setup_cfg_declared(text: str | None, extras: Sequence[str]) -> list[str]:
 
 def _cfg_list(value: str) -> list[str]:
     return [line.strip() for line in value.replace(";\n", ";").splitlines() if line.strip()]
+
+
+def setup_py_declared(text: str | None, extras: Sequence[str] = ()) -> tuple[str, ...]:
+    """The literal `install_requires` / `extras_require` of a `setup.py`, without running it.
+
+    Found as module-level assignments or as `setup(...)` keywords whose values are literals
+    (lists of strings, a dict of them); anything computed is not seen.
+    """
+    if not text:
+        return ()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return ()
+    values: dict[str, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                values.setdefault(target.id, node.value)
+        elif isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg in {"install_requires", "extras_require"}:
+                    values[keyword.arg] = keyword.value
+    found = list(_literal_strings(values, "install_requires"))
+    groups = _literal(values, "extras_require")
+    if isinstance(groups, dict):
+        for extra in extras:
+            found += [r for r in groups.get(extra, ()) if isinstance(r, str)]
+    return tuple(dict.fromkeys(r.strip() for r in found if r.strip() and not _is_local(r)))
+
+
+def _literal(values: dict[str, ast.expr], name: str) -> object:
+    node = values.get(name)
+    if isinstance(node, ast.Name):
+        node = values.get(node.id)
+    if node is None:
+        return None
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        return None
+
+
+def _literal_strings(values: dict[str, ast.expr], name: str) -> list[str]:
+    value = _literal(values, name)
+    return [r for r in value if isinstance(r, str)] if isinstance(value, list | tuple) else []
+
+
+_SED = re.compile(r"^sed\s+-i\s+(['\"])s/((?:[^/\\]|\\.)*)/((?:[^/\\]|\\.)*)/(g?)\1\s+(\S+)$")
+
+
+def apply_sed_edits(text: str, path: str, commands: Sequence[str]) -> str:
+    """`text` (the file at `path`) as the pre-install `sed -i 's/A/B/[g]' path` steps leave it.
+
+    Only these simple substitutions are understood (a literal-ish pattern as a Python regular
+    expression, GNU sed's first-match-per-line unless `g`); other steps are ignored, so the
+    requirements read from the file are those the install step will see.
+    """
+    for command in commands:
+        match = _SED.match(command.strip())
+        if match is None or match.group(5) != path:
+            continue
+        pattern, replacement = match.group(2), match.group(3).replace("\\/", "/")
+        count = 0 if match.group(4) else 1
+        try:
+            compiled = re.compile(pattern.replace("\\/", "/"))
+        except re.error:
+            continue
+        text = "\n".join(
+            compiled.sub(lambda _m, r=replacement: r, line, count=count)
+            for line in text.split("\n")
+        )
+    return text
