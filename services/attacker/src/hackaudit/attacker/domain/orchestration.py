@@ -124,9 +124,7 @@ class RoundState(BaseModel):
     @property
     def hackable(self) -> bool:
         """A task exploit is confirmed (harness tampering says nothing about the task's tests)."""
-        return any(
-            o.verdict is CandidateVerdict.EXPLOIT and not o.tampering for o in self.outcomes
-        )
+        return any(o.verdict is CandidateVerdict.EXPLOIT and not o.tampering for o in self.outcomes)
 
 
 def state_key(request: AttackRequested) -> str:

@@ -4,6 +4,9 @@ Per group of tasks sharing repository, base commit, source and install spec:
 1. the base image for the environment's Python (`bases`), and the exact wheels for the pip
    packages, the requirements read from the repository's files and, for an upstream repository,
    its build requirements — all chosen for that base (offline when cached);
+   for an upstream repository, as in SWE-bench's harness, the requirement files, the pip
+   packages and the install command are separate `pip install` stages, each resolved on its
+   own, so a later stage's pin wins;
 2. the tag, a hash of those inputs; when an image with that tag exists, it is used as it is;
 3. otherwise the source is made: a source folder is committed on the host and checked against
    `base_commit`; an upstream repository is fetched at `base_commit` alone from the repos folder
@@ -34,6 +37,7 @@ from hackaudit.sandbox.envbuild.errors import (
     ImageMissing,
     RepoNotFound,
     TaskNotBuildable,
+    WheelhouseError,
 )
 from hackaudit.sandbox.envbuild.git_source import GitRepoDir, find_repo_dir, shallow_checkout
 from hackaudit.sandbox.envbuild.ports import BaseImageSource, ImageEngine, WheelSource
@@ -54,10 +58,13 @@ from hackaudit.sandbox.envbuild.recipe import (
 )
 from hackaudit.sandbox.envbuild.requirements import (
     ReadFile,
+    apply_sed_edits,
     build_requirements,
     declared_requirements,
     install_extras,
+    project_name,
     read_requirements,
+    setup_py_declared,
 )
 from hackaudit.sandbox.envbuild.snapshot import checked_snapshot
 from hackaudit.shared.contracts.task import Task
@@ -113,6 +120,7 @@ class _Spec:
     pre_install: tuple[str, ...]
     install: str | None
     version: str | None
+    venv_for_tox: bool = False
 
 
 class EnvironmentBuilder:
@@ -218,6 +226,7 @@ class EnvironmentBuilder:
             pre_install=environment.pre_install,
             install=environment.install,
             version=task.version,
+            venv_for_tox="--current-env" in (task.test_command or ""),
         )
 
     def _prebuilt(self, task: Task) -> BuildOutcome:
@@ -256,11 +265,14 @@ class EnvironmentBuilder:
             # Each stage is resolved on its own, as SWE-bench's harness runs one `pip install`
             # per stage (requirement file, pip packages, the install command): a later stage
             # may override an earlier one's pin.
-            for number, stage in enumerate((*stages, packages, self._declared(spec))):
+            for number, stage in enumerate((*stages, packages)):
                 if stage:
-                    names = {w.name for w in wheels}
                     found = self._wheels_for(spec, stage, work / f"wheels-{number}")
-                    wheels += [w for w in found if w.name not in names]
+                    wheels += _new_wheels(wheels, found)
+            declared = self._declared(spec)
+            if declared:
+                found = self._declared_wheels(spec, declared, work / "wheels-install")
+                wheels += _new_wheels(wheels, found)
             inputs = self._inputs(spec, base_tag, base_id, packages, wheels, stages)
             tag = image_tag(inputs)
             if self._engine.image_id(tag) is not None:
@@ -312,14 +324,45 @@ class EnvironmentBuilder:
             glibc_minor=spec.target.glibc_minor,
         )
 
+    def _declared_wheels(self, spec: _Spec, declared: tuple[str, ...], into: Path) -> list[Path]:
+        """The install step's wheels, resolved as if the repository itself were installed.
+
+        A dependency that needs the repository's own package (`sphinxcontrib-applehelp` 1.0.7
+        needs Sphinx>=5) must be resolved against the version being installed, as pip does in
+        the install step, or the image holds only a version that conflicts with it. The
+        repository stands in as a constraint `<name>==<task version>.*`; when no release
+        matches it, the requirements are resolved without it.
+        """
+        read = self._reader(spec)
+        name = project_name(read("pyproject.toml"), read("setup.cfg"), read("setup.py"))
+        if name and spec.version:
+            try:
+                return self._wheels.wheels_for(
+                    declared,
+                    into,
+                    python_version=spec.target.python,
+                    glibc_minor=spec.target.glibc_minor,
+                    constraints=(f"{name}=={spec.version}.*",),
+                )
+            except WheelhouseError as exc:
+                log.info("envbuild.self_constraint_dropped", repo=spec.repo, reason=str(exc)[:200])
+                for stale in into.glob("*.whl"):
+                    stale.unlink()
+        return self._wheels_for(spec, declared, into)
+
     def _declared(self, spec: _Spec) -> tuple[str, ...]:
         """What an upstream repository's install step will ask for, read from its files."""
         if spec.repo_dir is None or not spec.install:
             return ()
         read = self._reader(spec)
-        return declared_requirements(
-            read("pyproject.toml"), read("setup.cfg"), install_extras(spec.install)
-        )
+        extras = install_extras(spec.install)
+        declared = declared_requirements(read("pyproject.toml"), read("setup.cfg"), extras)
+        setup_py = read("setup.py")
+        if setup_py is not None:
+            # Read as the pre-install steps (SWE-bench's pins by `sed`) leave it.
+            edited = apply_sed_edits(setup_py, "setup.py", spec.pre_install)
+            declared = tuple(dict.fromkeys(declared + setup_py_declared(edited, extras)))
+        return declared
 
     def _reader(self, spec: _Spec) -> ReadFile:
         if spec.repo_dir is not None:
@@ -378,6 +421,7 @@ class EnvironmentBuilder:
             create_runner=spec.target.image is not None,
             source="upstream" if upstream else "folder",
             earlier_stages=stages,
+            system_python_sees_venv=spec.venv_for_tox,
         )
 
     def _base_image(self, target: BaseTarget) -> tuple[str, str]:
@@ -402,6 +446,12 @@ class EnvironmentBuilder:
 def _finished(done: int, total: int, outcome: BuildOutcome) -> BuildProgress:
     message = f"{outcome.instance_id}: {outcome.status.value}"
     return BuildProgress(done, total, outcome.instance_id, message, outcome)
+
+
+def _new_wheels(have: Sequence[Path], found: Sequence[Path]) -> list[Path]:
+    """The wheels of `found` whose file is not among `have` already."""
+    names = {w.name for w in have}
+    return [w for w in found if w.name not in names]
 
 
 def _names(ids: Sequence[str]) -> str:

@@ -52,6 +52,7 @@ class FakeWheelSource:
     content: bytes = b"wheel"
     calls: list[tuple[str, ...]] = field(default_factory=list)
     targets: list[tuple[str | None, int | None]] = field(default_factory=list)
+    constraints: list[tuple[str, ...]] = field(default_factory=list)
 
     def wheels_for(
         self,
@@ -60,8 +61,10 @@ class FakeWheelSource:
         *,
         python_version: str | None = None,
         glibc_minor: int | None = None,
+        constraints: Sequence[str] = (),
     ) -> list[Path]:
         self.calls.append(tuple(packages))
+        self.constraints.append(tuple(constraints))
         self.targets.append((python_version, glibc_minor))
         into.mkdir(parents=True, exist_ok=True)
         paths = []

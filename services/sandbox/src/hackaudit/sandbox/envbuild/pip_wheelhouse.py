@@ -31,6 +31,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,10 +45,12 @@ log = get_logger(__name__)
 
 @dataclass(frozen=True)
 class _Target:
-    """The base the wheels are for: its CPython version and glibc 2.<glibc_minor>."""
+    """The base the wheels are for: its CPython version and glibc 2.<glibc_minor>, and the
+    version limits (pip constraints) the resolution must keep."""
 
     python: str
     glibc_minor: int
+    constraints: tuple[str, ...] = ()
 
 
 class PipWheelhouse:
@@ -63,12 +66,14 @@ class PipWheelhouse:
         *,
         python_version: str | None = None,
         glibc_minor: int | None = None,
+        constraints: Sequence[str] = (),
     ) -> list[Path]:
         if not packages:
             return []
         target = _Target(
             python_version or self._settings.python_version,
             self._settings.glibc_minor if glibc_minor is None else glibc_minor,
+            tuple(sorted(constraints)),
         )
         wheelhouse = self._settings.wheelhouse
         wheelhouse.mkdir(parents=True, exist_ok=True)
@@ -112,6 +117,8 @@ class PipWheelhouse:
             "platform": _platform_args(target.glibc_minor),
             "wheelhouse": sorted(p.name for p in wheelhouse.glob("*.whl")),
         }
+        if target.constraints:
+            key["constraints"] = list(target.constraints)
         digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
         return wheelhouse / ".resolutions" / f"{digest[:32]}.json"
 
@@ -159,16 +166,21 @@ class PipWheelhouse:
             "--",
             *packages,
         ]
-        try:
-            return subprocess.run(
-                command,
-                capture_output=True,
-                text=True,
-                check=False,
-                timeout=self._settings.pip_timeout_s,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise WheelhouseError(f"pip download could not run: {exc}") from exc
+        with tempfile.TemporaryDirectory(prefix="hackaudit-constraints-") as tmp:
+            if target.constraints:
+                file = Path(tmp) / "constraints.txt"
+                file.write_text("\n".join(target.constraints) + "\n")
+                command[command.index("--") : command.index("--")] = ["--constraint", str(file)]
+            try:
+                return subprocess.run(
+                    command,
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                    timeout=self._settings.pip_timeout_s,
+                )
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                raise WheelhouseError(f"pip download could not run: {exc}") from exc
 
     def _build_wheels(
         self, packages: Sequence[str], target: _Target

@@ -38,7 +38,9 @@ class WheelSource(Protocol):
         *,
         python_version: str | None = None,
         glibc_minor: int | None = None,
+        constraints: Sequence[str] = (),
     ) -> list[Path]:
         """Puts into `into` exactly the wheels that install `packages` on the given Python and
-        glibc (the source's defaults when None); returns their paths."""
+        glibc (the source's defaults when None), within `constraints` (pip's `-c`: they limit
+        versions, they add no package); returns their paths."""
         ...

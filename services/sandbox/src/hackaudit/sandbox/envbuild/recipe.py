@@ -61,6 +61,8 @@ class ImageInputs:
     source: str = "folder"
     # Installed before `pip_packages`, each its own `pip install` (requirement files first).
     earlier_stages: tuple[tuple[str, ...], ...] = ()
+    # The system python sees the venv's packages (see `_system_python_sees_venv`).
+    system_python_sees_venv: bool = False
 
 
 def normalised_packages(packages: tuple[str, ...]) -> tuple[str, ...]:
@@ -150,6 +152,7 @@ def dockerfile(inputs: ImageInputs) -> str:
         f"FROM {inputs.base_image}",
         "USER root",
         f"RUN git config --system --add safe.directory '*' && python3 -m venv {VENV}",
+        *_system_python_sees_venv(inputs),
         *_runner_user(inputs),
         f"ENV VIRTUAL_ENV={VENV} PATH={VENV}/bin:{_SYSTEM_PATH} PIP_NO_INDEX=1 "
         "PIP_DISABLE_PIP_VERSION_CHECK=1",
@@ -210,6 +213,32 @@ def _pip_install(packages: tuple[str, ...], *, upgrade: bool) -> list[str]:
         *(["--upgrade"] if upgrade else []),
         *packages,
     ]
+
+
+def _system_python_sees_venv(inputs: ImageInputs) -> list[str]:
+    """A `.pth` file that gives the system python the venv's packages.
+
+    `tox --current-env` (the tox-current-env plugin) runs its commands with a python linked to
+    the one tox runs on. A python reached by a link finds no `pyvenv.cfg` beside the link, so it
+    starts as the system python without the venv's packages (pytest is "not found"); SWE-bench's
+    conda python has its packages in its own prefix and does not lose them. The file adds the
+    venv's site-packages only to a python that is not in a venv itself.
+    """
+    if not inputs.system_python_sees_venv:
+        return []
+    venv_site = (
+        f"$({VENV}/bin/python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
+    )
+    script = (
+        f'venv_site="{venv_site}"\n'
+        # The first site directory the system python really reads (Debian lists others).
+        "system_site=\"$(python3 -c 'import site, sys; "
+        "print([p for p in site.getsitepackages() if p in sys.path][0])')\"\n"
+        'mkdir -p "$system_site"\n'
+        "printf 'import sys, site; sys.prefix == sys.base_prefix and site.addsitedir(%s)\\n' "
+        '"\\"$venv_site\\"" > "$system_site/hackaudit-venv.pth"'
+    )
+    return [f"RUN {json.dumps(['/bin/bash', '-eo', 'pipefail', '-c', script])}"]
 
 
 def _runner_user(inputs: ImageInputs) -> list[str]:

@@ -5,7 +5,9 @@ SWE-bench installs some repositories' requirements from files they carry (its
 (relative to the including file), and lines that point at the repository itself or at local
 folders (`-e`, `.`, paths, `file:` URLs) are skipped, as are other options and URLs, which
 cannot be had without network. `pyproject.toml`'s `[build-system] requires` names what an
-install without build isolation needs beforehand.
+install without build isolation needs beforehand. What the install step will ask for is read from
+pyproject.toml, setup.cfg and the literal lists of a setup.py, the latter as SWE-bench's
+pre-install `sed` steps leave it.
 """
 
 from __future__ import annotations
@@ -170,16 +172,23 @@ def setup_py_declared(text: str | None, extras: Sequence[str] = ()) -> tuple[str
         tree = ast.parse(text)
     except SyntaxError:
         return ()
+    names: dict[str, ast.expr] = {}
     values: dict[str, ast.expr] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Name):
-                values.setdefault(target.id, node.value)
+                names.setdefault(target.id, node.value)
         elif isinstance(node, ast.Call):
             for keyword in node.keywords:
                 if keyword.arg in {"install_requires", "extras_require"}:
                     values[keyword.arg] = keyword.value
+    for name in ("install_requires", "extras_require"):
+        value = values.get(name, names.get(name))
+        if isinstance(value, ast.Name):
+            value = names.get(value.id)
+        if value is not None:
+            values[name] = value
     found = list(_literal_strings(values, "install_requires"))
     groups = _literal(values, "extras_require")
     if isinstance(groups, dict):
@@ -190,8 +199,6 @@ def setup_py_declared(text: str | None, extras: Sequence[str] = ()) -> tuple[str
 
 def _literal(values: dict[str, ast.expr], name: str) -> object:
     node = values.get(name)
-    if isinstance(node, ast.Name):
-        node = values.get(node.id)
     if node is None:
         return None
     try:
@@ -206,6 +213,10 @@ def _literal_strings(values: dict[str, ast.expr], name: str) -> list[str]:
 
 
 _SED = re.compile(r"^sed\s+-i\s+(['\"])s/((?:[^/\\]|\\.)*)/((?:[^/\\]|\\.)*)/(g?)\1\s+(\S+)$")
+
+
+def _literally(replacement: str) -> Callable[[re.Match[str]], str]:
+    return lambda _match: replacement
 
 
 def apply_sed_edits(text: str, path: str, commands: Sequence[str]) -> str:
@@ -226,7 +237,38 @@ def apply_sed_edits(text: str, path: str, commands: Sequence[str]) -> str:
         except re.error:
             continue
         text = "\n".join(
-            compiled.sub(lambda _m, r=replacement: r, line, count=count)
-            for line in text.split("\n")
+            compiled.sub(_literally(replacement), line, count=count) for line in text.split("\n")
         )
     return text
+
+
+def project_name(pyproject: str | None, setup_cfg: str | None, setup_py: str | None) -> str | None:
+    """The distribution name the repository declares: pyproject, setup.cfg or setup.py literal."""
+    if pyproject:
+        try:
+            project = tomllib.loads(pyproject).get("project")
+        except tomllib.TOMLDecodeError:
+            project = None
+        if isinstance(project, dict) and isinstance(project.get("name"), str):
+            return str(project["name"])
+    if setup_cfg:
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(setup_cfg)
+            name = parser.get("metadata", "name", fallback="").strip()
+        except configparser.Error:
+            name = ""
+        if name:
+            return name
+    if setup_py:
+        try:
+            tree = ast.parse(setup_py)
+        except SyntaxError:
+            return None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                for keyword in node.keywords:
+                    value = keyword.value
+                    if keyword.arg == "name" and isinstance(value, ast.Constant):
+                        return str(value.value) if isinstance(value.value, str) else None
+    return None
