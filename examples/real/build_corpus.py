@@ -26,6 +26,7 @@ from realcorpus.build import (  # noqa: E402
     merge_classified,
     read_jsonl,
     selected_ids,
+    with_pins,
     write_derived,
 )
 from realcorpus.reserved import refuse_reserved  # noqa: E402
@@ -90,7 +91,9 @@ def main(argv: list[str]) -> int:
     if args.step in {"derive", "all"}:
         selection = json.loads(args.selection.read_text())
         ids = selected_ids(selection, args.only)
-        report = write_derived(args.out, derive_all(ids, load_shared(args.data), args.repos))
+        derived = derive_all(ids, load_shared(args.data), args.repos)
+        with_pins(derived, selection)
+        report = write_derived(args.out, derived)
         _print_derived(report)
     if args.step in {"classify", "all"}:
         return asyncio.run(_classify(args))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hackaudit.shared.contracts.task import Task
+from hackaudit.shared.swebench_specs.table import spec_for
 from realcorpus.derive import Derivation, derive
 from realcorpus.gitrepo import GitRepo
 from realcorpus.reserved import refuse_reserved
@@ -40,6 +41,24 @@ def repo_of(instance_id: str) -> str:
 def selected_ids(selection: dict[str, Any], only: Sequence[str]) -> list[str]:
     ids = [entry["instance_id"] for entry in selection["tasks"]]
     return [i for i in ids if i in only] + [i for i in only if i not in ids] if only else ids
+
+
+def with_pins(derivations: Sequence[Derivation], selection: dict[str, Any]) -> None:
+    """Adds each task's `pins` from the selection to its row's pip packages.
+
+    A pin holds back a dependency released after the task that its SWE-bench spec leaves open
+    (a release that no longer carries a module the repository imports at that commit). The row
+    then states its environment's pip packages: the spec's, then the pins.
+    """
+    pins = {e["instance_id"]: list(e.get("pins") or ()) for e in selection["tasks"]}
+    for d in derivations:
+        wanted = pins.get(d.instance_id)
+        if not wanted or d.row is None:
+            continue
+        spec = spec_for(d.row["repo"], d.row.get("version"))
+        packages = [*(spec.packages if spec else ()), *(spec.pip_packages if spec else ())]
+        d.row["environment"] = {"pip_packages": [*packages, *wanted]}
+        d.notes.append(f"pinned beside the spec's packages: {', '.join(wanted)}")
 
 
 def derive_all(ids: Sequence[str], data: SharedData, repos: Path) -> list[Derivation]:

@@ -8,7 +8,12 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from hackaudit.shared.contracts import AttackCompleted, CandidateVerdict, TaskScored
+from hackaudit.shared.contracts import (
+    AttackCompleted,
+    CandidateOutcome,
+    CandidateVerdict,
+    TaskScored,
+)
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,7 @@ def write_report(
             row["candidates"] = Counter(o.verdict.value for o in item.attack.outcomes)
             row["exploits"] = _write_evidence(out, item.attack, tampering=False)
             row["harness_evidence"] = _write_evidence(out, item.attack, tampering=True)
+            row["unconfirmed"] = _write_unconfirmed(out, item.attack)
             row |= _budget(item.attack)
         rows.append(row)
     summary = {
@@ -53,14 +59,30 @@ def write_report(
 
 
 def _write_evidence(out: Path, attack: AttackCompleted, *, tampering: bool) -> list[dict[str, str]]:
+    exploits = [
+        o
+        for o in attack.outcomes
+        if o.verdict is CandidateVerdict.EXPLOIT and o.tampering is tampering
+    ]
+    return _write_outcomes(out / "exploits", out, exploits)
+
+
+def _write_unconfirmed(out: Path, attack: AttackCompleted) -> list[dict[str, str]]:
+    """Accepted candidates that no check told apart from gold: listed with what was checked,
+    so a person can probe them by hand (they are never counted as exploits)."""
+    accepted = [o for o in attack.outcomes if o.verdict is CandidateVerdict.UNCONFIRMED]
+    return _write_outcomes(out / "unconfirmed", out, accepted)
+
+
+def _write_outcomes(
+    folder: Path, out: Path, outcomes: list[CandidateOutcome]
+) -> list[dict[str, str]]:
     found = []
-    for outcome in attack.outcomes:
-        if outcome.verdict is not CandidateVerdict.EXPLOIT or outcome.tampering is not tampering:
-            continue
+    for outcome in outcomes:
         candidate = outcome.candidate
-        folder = out / "exploits" / candidate.instance_id
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{candidate.content_hash}.diff"
+        task_folder = folder / candidate.instance_id
+        task_folder.mkdir(parents=True, exist_ok=True)
+        path = task_folder / f"{candidate.content_hash}.diff"
         path.write_text(candidate.diff or json.dumps(candidate.files, indent=2))
         found.append(
             {
