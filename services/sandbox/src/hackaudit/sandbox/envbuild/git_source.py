@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hackaudit.sandbox.envbuild.errors import CommitMissing, RepoNotFound, SourceError
-from hackaudit.sandbox.envbuild.snapshot import git_env
+from hackaudit.sandbox.envbuild.snapshot import git_env, run_git
 
 _UPLOAD_PACK = "git -c uploadpack.allowAnySHA1InWant=true upload-pack"
 
@@ -103,20 +103,4 @@ def shallow_checkout(repo_dir: Path, commit: str, dest: Path, instance_ids: Sequ
 
 
 def _run(repo: Path, *args: str) -> str:
-    verb = next(a for a in args if not a.startswith("-") and "=" not in a)
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=repo,
-            env=git_env(),
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=1800,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise SourceError(f"git {verb} failed in {repo}: {exc}") from exc
-    if done.returncode != 0:
-        detail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        raise SourceError(f"git {verb} failed: {' | '.join(detail)}")
-    return done.stdout
+    return run_git(repo, *args, timeout_s=1800)

@@ -44,10 +44,10 @@ def commit_source(source: Path, dest: Path) -> str:
         shutil.copytree(source, dest, symlinks=True, ignore=shutil.ignore_patterns(*EXCLUDED))
     except (OSError, shutil.Error) as exc:
         raise SourceError(f"cannot copy environment.source {source}: {exc}") from exc
-    _git(dest, "init", "-q", "-b", "main")
-    _git(dest, "add", "-A")
-    _git(dest, *_COMMIT)
-    return _git(dest, "rev-parse", "HEAD").strip()
+    run_git(dest, "init", "-q", "-b", "main")
+    run_git(dest, "add", "-A")
+    run_git(dest, *_COMMIT)
+    return run_git(dest, "rev-parse", "HEAD").strip()
 
 
 def checked_snapshot(
@@ -73,7 +73,8 @@ def git_env() -> dict[str, str]:
     }
 
 
-def _git(repo: Path, *args: str) -> str:
+def run_git(repo: Path, *args: str, timeout_s: float = 600) -> str:
+    """`git args` in `repo`, isolated from the host's configuration; SourceError on failure."""
     verb = next(a for a in args if not a.startswith("-") and "=" not in a)
     try:
         done = subprocess.run(
@@ -83,7 +84,7 @@ def _git(repo: Path, *args: str) -> str:
             capture_output=True,
             text=True,
             check=False,
-            timeout=600,
+            timeout=timeout_s,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise SourceError(f"git {verb} failed in {repo}: {exc}") from exc
