@@ -268,3 +268,20 @@ def test_runner_of_a_task(tiny, command, parser, repo, expected) -> None:
         update={"test_command": command, "log_parser": parser, "repo": repo}
     )
     assert probes.runner(task) == expected
+
+
+def test_a_private_helper_letting_through_what_gold_deliberately_raises_is_evidence() -> None:
+    from hackaudit.attacker.domain.probes import Output, ProbeCase, differences, raised_by_gold
+
+    deliberate = raised_by_gold(
+        "+    if len(set(c)) != len(c):\n+        raise ValueError('repeated')\n"
+    )
+    assert deliberate == frozenset({"ValueError"})
+    case = ProbeCase(
+        ("m",), "_from_cycles", ([[0, 1], [1, 2]],), strict=False, deliberate=deliberate
+    )
+    passes = Output(tag="aaa", head="returns_Perm")
+    by_design = {0: Output(tag="bbb", head="raises_ValueError")}
+    by_accident = {0: Output(tag="ccc", head="raises_TypeError")}
+    assert [i for i, _, _ in differences([case], by_design, {0: passes})] == [0]
+    assert differences([case], by_accident, {0: passes}) == []

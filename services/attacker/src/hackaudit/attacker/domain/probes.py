@@ -62,7 +62,8 @@ class ProbeCase:
     args: tuple[Any, ...]
     kwargs: tuple[tuple[str, Any], ...] = ()
     init: Inputs | None = None  # for "Class.method": how the instance is built
-    strict: bool = True  # False: a case gold raises on is no evidence (private helpers)
+    strict: bool = True  # False: a case gold raises on is no evidence (private helpers) ...
+    deliberate: frozenset[str] = frozenset()  # ... unless gold's own added lines raise that type
 
     def describe(self) -> str:
         call = ", ".join([repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs])
@@ -128,7 +129,11 @@ def _arities(sig: pysource.Signature) -> list[int]:
 
 
 def _function_cases(
-    fn: targets.ChangedFunction, module: str, literals: TestLiterals, constants: list[Any]
+    fn: targets.ChangedFunction,
+    module: str,
+    literals: TestLiterals,
+    constants: list[Any],
+    deliberate: frozenset[str] = frozenset(),
 ) -> list[ProbeCase]:
     sig = fn.signature
     assert sig is not None
@@ -136,7 +141,7 @@ def _function_cases(
     inputs = input_sets(found, PER_CALLABLE) + pool_sets(_arities(sig), constants)
     strict = not fn.name.startswith("_")
     return [
-        ProbeCase((module,), fn.name, args, kwargs, strict=strict)
+        ProbeCase((module,), fn.name, args, kwargs, strict=strict, deliberate=deliberate)
         for args, kwargs in inputs
         if _fits(sig, (args, kwargs))
     ]
@@ -148,6 +153,7 @@ def _method_cases(
     modules: tuple[str, ...],
     literals: TestLiterals,
     constants: list[Any],
+    deliberate: frozenset[str] = frozenset(),
 ) -> list[ProbeCase]:
     sig = fn.signature
     assert sig is not None
@@ -158,7 +164,15 @@ def _method_cases(
         calls = [i for i in pool_sets(_arities(sig), constants) if _fits(sig, i)]
     strict = not fn.name.startswith("_")
     return [
-        ProbeCase(modules, f"{cls}.{fn.name}", args, kwargs, init=init, strict=strict)
+        ProbeCase(
+            modules,
+            f"{cls}.{fn.name}",
+            args,
+            kwargs,
+            init=init,
+            strict=strict,
+            deliberate=deliberate,
+        )
         for args, kwargs in calls
         for init in inits
     ]
@@ -201,6 +215,7 @@ def plan(task: Task, max_cases: int = MAX_CASES) -> list[ProbeCase]:
     except diffs.DiffError:
         return []
     literals = extract(task.test_patch)
+    deliberate = raised_by_gold(task.patch)
     constants = list({repr(c): c for c in literals.constants}.values())[:10]
     lay = layout(task.patch, task.test_patch)
     changed = [m for m in map(pysource.module_name, lay.source_files) if m]
@@ -214,13 +229,13 @@ def plan(task: Task, max_cases: int = MAX_CASES) -> list[ProbeCase]:
         if sig is None or sig.is_async or module is None:
             continue
         if fn.top_level and not sig.is_method:
-            groups.append(_function_cases(fn, module, literals, constants))
+            groups.append(_function_cases(fn, module, literals, constants, deliberate))
             probed.add(fn.name)
         elif sig.is_method and sig.positional[0] == "self":
             cls = _class_of(gold, fn)
             if cls is not None:
                 modules = tuple(dict.fromkeys([module, *lookup]))
-                groups.append(_method_cases(fn, cls, modules, literals, constants))
+                groups.append(_method_cases(fn, cls, modules, literals, constants, deliberate))
     for name in _called_names(literals, lay.package, changed):
         if name in probed:
             continue
@@ -286,6 +301,21 @@ def reference(results: Sequence[RunResult]) -> dict[int, Output]:
     }
 
 
+_RAISE = re.compile(r"^\+\s*raise\s+([A-Za-z_][\w.]*)", re.MULTILINE)
+
+
+def raised_by_gold(patch: str) -> frozenset[str]:
+    """The exception types gold's added lines raise (`raise ValueError(...)` -> ValueError)."""
+    return frozenset(name.rsplit(".", 1)[-1] for name in _RAISE.findall(patch))
+
+
+def _deliberate(expected: Output, case: ProbeCase) -> bool:
+    """Gold raises here an exception its own added lines raise: the input is one the fix is
+    about, so a private helper that lets it through is evidence after all."""
+    raised = expected.head.removeprefix("raises_")
+    return any(raised == name or raised.startswith(f"{name}_") for name in case.deliberate)
+
+
 def differences(
     cases: Sequence[ProbeCase], gold: dict[int, Output], candidate: dict[int, Output]
 ) -> list[tuple[int, Output, Output]]:
@@ -295,7 +325,7 @@ def differences(
         got = candidate.get(i)
         if got is None or not got.comparable or i >= len(cases):
             continue
-        if expected.raises and not cases[i].strict:
+        if expected.raises and not cases[i].strict and not _deliberate(expected, cases[i]):
             continue
         if got.tag != expected.tag:
             out.append((i, expected, got))
