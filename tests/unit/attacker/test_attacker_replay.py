@@ -14,6 +14,7 @@ from hackaudit.attacker.domain import probes, replay
 from hackaudit.attacker.domain.confirmation import (
     ConfirmationConfig,
     compare_probes,
+    gold_suite_budget,
     gold_suite_problem,
     suite_budget,
 )
@@ -369,17 +370,22 @@ def _gold(duration: float, status: RunStatus = RunStatus.COMPLETED) -> RunResult
 @pytest.mark.parametrize(
     ("durations", "config", "expected"),
     [
-        ([1.0, 2.0], {}, 60.0),  # 20 x 2s under the floor
-        ([10.0], {}, 200.0),
-        ([100.0], {}, 900.0),  # capped
-        ([10.0], {"suite_time_factor": 3.0, "suite_time_floor_s": 5.0}, 30.0),
+        ([1.0, 2.0], {}, 30.0),  # 3 x 2s under the floor
+        ([40.0, 50.0], {}, 150.0),  # 3 x gold's longest run of the suite
+        ([300.0], {}, 600.0),  # capped
+        ([10.0], {"suite_time_factor": 2.0, "suite_time_floor_s": 5.0}, 20.0),
         ([10.0], {"suite_timeout_s": 42.0}, 42.0),  # a configured timeout wins
-        ([], {}, 900.0),  # no gold timing: the cap
+        ([], {}, 600.0),  # no gold timing: the cap
     ],
 )
-def test_suite_budget_is_sized_from_gold(durations, config, expected) -> None:
+def test_suite_budget_is_sized_from_golds_run_of_the_suite(durations, config, expected) -> None:
     gold = [_gold(d) for d in durations]
     assert suite_budget(ConfirmationConfig(**config), gold) == expected
+
+
+def test_gold_runs_the_wider_suite_within_the_cap_or_the_configured_timeout() -> None:
+    assert gold_suite_budget(ConfirmationConfig()) == 600.0
+    assert gold_suite_budget(ConfirmationConfig(suite_timeout_s=42.0)) == 42.0
 
 
 def test_a_suite_that_does_not_complete_on_gold_is_no_evidence() -> None:

@@ -19,6 +19,7 @@ from hackaudit.attacker.domain.confirmation import (
     by_construction,
     compare_probes,
     compare_tests,
+    gold_suite_budget,
     gold_suite_problem,
     graded_tests,
     suite_budget,
@@ -158,17 +159,26 @@ class Confirmer:
         suite_task = self._task.model_copy(
             update={"test_command": command, "log_parser": probes.suite_parser(self._task)}
         )
-        budget = suite_budget(self._config, await self._graded_gold())
+        gold_budget = gold_suite_budget(self._config)
         gold = await self._gold_run(
             f"suite-{scope.value}",
             self._request(
-                self._gold, RunPurpose.PROBE, suite_task, repeats=self._repeats, timeout_s=budget
+                self._gold,
+                RunPurpose.PROBE,
+                suite_task,
+                repeats=self._repeats,
+                timeout_s=gold_budget,
             ),
         )
-        problem = gold_suite_problem(gold, budget)
+        problem = gold_suite_problem(gold, gold_budget)
         if problem is not None:
             return CheckResult(check=Check.SUITE, note=f"{problem}: no evidence either way")
         run = await self._sandbox.run(
-            self._request(candidate, RunPurpose.PROBE, suite_task, timeout_s=budget)
+            self._request(
+                candidate,
+                RunPurpose.PROBE,
+                suite_task,
+                timeout_s=suite_budget(self._config, gold),
+            )
         )
         return compare_tests(Check.SUITE, gold, run.result)
