@@ -353,6 +353,7 @@ def tasks_grade(
     ] = None,
     gold_repeats: Annotated[int, typer.Option(help="Gold runs per test suite.")] = 1,
     out: Annotated[Path | None, typer.Option(help="Write every graded row here (JSON).")] = None,
+    repos: ReposDir = None,
 ) -> None:
     """Grade given patches as each task's environment does, under its own tests and any variant
     suites; lists the patches the official tests reward and a variant (that gold passes) rejects."""
@@ -361,6 +362,7 @@ def tasks_grade(
     from hackaudit.cli import grade
     from hackaudit.cli.environments import ensure_images
 
+    _use_repos(repos)
     ingested = _ingest(tasks)
     try:
         given = grade.load_predictions(predictions)
