@@ -118,6 +118,46 @@ def test_code_mask_reads_a_hunk_that_starts_inside_a_docstring() -> None:
     assert behaviour.code_mask(lines) == [False, False, False, False, True, False, True, True, True]
 
 
+def test_a_hunk_that_ends_inside_a_docstring_is_read_with_the_string_closed() -> None:
+    """A hunk cut in the middle of a docstring (as git cuts them): reverting it changes prose
+    only, so gold without it behaves as gold does."""
+    gold = "\n".join(
+        [
+            "--- a/pkg/radsimp.py",
+            "+++ b/pkg/radsimp.py",
+            "@@ -920,7 +920,7 @@ def handle(expr):",
+            " def rad_rationalize(num, den):",
+            '     """',
+            "     Rationalize num/den by removing square roots in the denominator;",
+            "-    num and den are sum of terms whose squares are rationals",
+            "+    num and den are sum of terms whose squares are positive rationals.",
+            " ",
+            "     Examples",
+            "     ========",
+            "--- a/pkg/sqrtdenest.py",
+            "+++ b/pkg/sqrtdenest.py",
+            "@@ -156,3 +156,3 @@ def _sqrt_match(p):",
+            "         pargs = sorted(p.args)",
+            "-        if all((x**2).is_Rational for x in pargs):",
+            "+        if all((x**2).is_Rational and (x**2).is_positive for x in pargs):",
+            "             r, b, a = split_surds(p)",
+            "",
+        ]
+    )
+    without_doc = gold[gold.index("--- a/pkg/sqrtdenest.py") :]
+    assert behaviour.changes_behaviour(gold, without_doc) is False
+    without_fix = gold[: gold.index("--- a/pkg/sqrtdenest.py")]
+    assert behaviour.changes_behaviour(gold, without_fix) is True
+    lines = [
+        "def rad_rationalize(num, den):",
+        '    """',
+        "    Rationalize num/den.",
+        "",
+        "    Examples",
+    ]
+    assert behaviour.code_mask(lines) == [True, False, False, False, False]
+
+
 def test_code_mask_keeps_a_one_line_docstring_out_and_the_def_in() -> None:
     lines = ["def f(x):", '    """Say what f does."""', "    return x"]
     assert behaviour.code_mask(lines) == [True, False, True]

@@ -256,3 +256,15 @@ async def test_checks_can_be_switched_off(tiny) -> None:
     )
     v, _ = await confirmer.confirm(_candidate(), _accepted(tiny.task))
     assert v is CandidateVerdict.UNCONFIRMED and sandbox.requests == []
+
+
+def test_a_probe_difference_counts_only_when_every_candidate_run_shows_it() -> None:
+    from hackaudit.attacker.domain.confirmation import Check, CheckResult
+    from hackaudit.attacker.service_layer.confirm import reproduced
+
+    seen = CheckResult(check=Check.PROBES, evidence="f(1): gold returns 1, candidate returns 2")
+    nothing = CheckResult(check=Check.PROBES, note="37 probe cases agree with gold")
+    assert reproduced([seen, seen]) == seen
+    assert reproduced([nothing, nothing]) == nothing
+    once = reproduced([seen, nothing])
+    assert once.evidence is None and "not reproduced" in once.note

@@ -58,6 +58,17 @@ def _closing_delimiter(lines: Sequence[str]) -> str | None:
     return None
 
 
+def _ending_inside_string(lines: Sequence[str]) -> list[tokenize.TokenInfo] | None:
+    """Tokens of a fragment that ends inside a triple-quoted string it opens (a hunk cut in the
+    middle of a docstring), read with the string closed; None when that does not tokenise."""
+    for delim in _DELIMS:
+        if any(delim in line for line in lines):
+            toks = _raw_tokens([*lines, delim])
+            if toks is not None:
+                return toks
+    return None
+
+
 def code_mask(lines: Sequence[str]) -> list[bool]:
     """For each line of a fragment, whether it holds code (not blank, comment or docstring)."""
     mask = [False] * len(lines)
@@ -66,6 +77,8 @@ def code_mask(lines: Sequence[str]) -> list[bool]:
     if delim is not None:
         start = next(i for i, line in enumerate(lines) if delim in line) + 1
     toks = _raw_tokens(lines[start:])
+    if toks is None:
+        toks = _ending_inside_string(lines[start:])
     if toks is None:
         if delim is None and not any(d in line for line in lines for d in _DELIMS):
             return mask  # prose that does not tokenise: the inside of a docstring

@@ -37,6 +37,19 @@ from hackaudit.shared.contracts import (
 )
 
 REQUESTED_BY = "attacker"
+# The candidate's probe runs twice: a difference from gold counts only when both runs show it, so
+# a run disturbed by the machine (a case cut short, a cache left half-built) is no evidence.
+CANDIDATE_PROBE_REPEATS = 2
+
+
+def reproduced(checks: list[CheckResult]) -> CheckResult:
+    """The first run's check when every run found evidence; otherwise the evidence is dropped and
+    the note says it was not reproduced."""
+    first = checks[0]
+    if first.evidence is None or all(c.evidence is not None for c in checks):
+        return first
+    note = f"a difference from gold in one of {len(checks)} runs, not reproduced: no evidence"
+    return CheckResult(check=first.check, note=note)
 
 
 class Confirmer:
@@ -141,9 +154,16 @@ class Confirmer:
             ),
         )
         run = await self._sandbox.run(
-            self._request(candidate, RunPurpose.PROBE, probe_task, probe_patch, timeout_s=timeout)
+            self._request(
+                candidate,
+                RunPurpose.PROBE,
+                probe_task,
+                probe_patch,
+                repeats=CANDIDATE_PROBE_REPEATS,
+                timeout_s=timeout,
+            )
         )
-        return compare_probes(cases, gold, run.result, replayed)
+        return reproduced([compare_probes(cases, gold, result, replayed) for result in run.results])
 
     async def _graded_gold(self) -> tuple[RunResult, ...]:
         return await self._gold_run(
