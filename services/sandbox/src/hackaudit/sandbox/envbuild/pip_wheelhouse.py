@@ -171,16 +171,7 @@ class PipWheelhouse:
                 file = Path(tmp) / "constraints.txt"
                 file.write_text("\n".join(target.constraints) + "\n")
                 command[command.index("--") : command.index("--")] = ["--constraint", str(file)]
-            try:
-                return subprocess.run(
-                    command,
-                    capture_output=True,
-                    text=True,
-                    check=False,
-                    timeout=self._settings.pip_timeout_s,
-                )
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                raise WheelhouseError(f"pip download could not run: {exc}") from exc
+            return self._pip(command, "pip download")
 
     def _build_wheels(
         self, packages: Sequence[str], target: _Target
@@ -200,6 +191,9 @@ class PipWheelhouse:
             *("--wheel-dir", wheelhouse, "--find-links", wheelhouse, "--"),
             *packages,
         ]
+        return self._pip(command, "pip wheel")
+
+    def _pip(self, command: list[str], what: str) -> subprocess.CompletedProcess[str]:
         try:
             return subprocess.run(
                 command,
@@ -209,7 +203,7 @@ class PipWheelhouse:
                 timeout=self._settings.pip_timeout_s,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise WheelhouseError(f"pip wheel could not run: {exc}") from exc
+            raise WheelhouseError(f"{what} could not run: {exc}") from exc
 
     def _matching_python(self, version: str) -> bool:
         return not self._settings.pip_python and self._python_for(version) != self._pip_python()
