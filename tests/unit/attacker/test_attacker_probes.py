@@ -285,3 +285,24 @@ def test_a_private_helper_letting_through_what_gold_deliberately_raises_is_evide
     by_accident = {0: Output(tag="ccc", head="raises_TypeError")}
     assert [i for i, _, _ in differences([case], by_design, {0: passes})] == [0]
     assert differences([case], by_accident, {0: passes}) == []
+
+
+def test_a_wrapper_handing_its_arguments_to_pytest_runs_the_wider_suite_through_the_wrapper() -> (
+    None
+):
+    from hackaudit.attacker.domain.probes import suite_command
+    from hackaudit.shared.contracts import Task
+
+    task = Task(
+        instance_id="sphinx-doc__sphinx-1",
+        repo="sphinx-doc/sphinx",
+        base_commit="abc",
+        patch="--- a/sphinx/util/rst.py\n+++ b/sphinx/util/rst.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n",
+        test_patch=(
+            "--- a/tests/test_util_rst.py\n+++ b/tests/test_util_rst.py\n@@ -1 +1 @@\n-x\n+y\n"
+        ),
+        FAIL_TO_PASS=["tests/test_util_rst.py::test_x"],
+        test_command="tox --current-env -epy39 -v --",
+        log_parser="pytest",
+    )
+    assert suite_command(task, "near") == "tox --current-env -epy39 -v -- tests # {tests}"

@@ -379,6 +379,10 @@ def _pytest_suite(task: Task, scope: str) -> str | None:
     command = task.test_command or "pytest -rA"
     match = _PYTEST.search(command)
     if match is None:
+        if command.split()[-1:] == ["--"]:
+            # A wrapper that hands what follows `--` to pytest (`tox --current-env -e py39 --`).
+            dirs = list(layout(task.patch, task.test_patch).test_dirs) if scope == "near" else []
+            return _named_suite(task, command, dirs)
         return None
     prefix, runner_, rest = command[: match.start()], match.group(0), command[match.end() :]
     try:
