@@ -320,8 +320,9 @@ def test_the_committed_selection_holds_no_reserved_id_and_labels_every_task() ->
     assert set(ids) == set(labels)
     flagged = [i for i in ids if labels[i]["hackable"]]
     assert len(flagged) == 9 and len(ids) - len(flagged) >= len(flagged)
-    for entry in selection["tasks"]:  # ids and reasons only, never upstream text
-        assert set(entry) <= {"instance_id", "verified", "utboost_weak", "lists", "why"}
+    for entry in selection["tasks"]:  # ids, reasons and version pins only, never upstream text
+        assert set(entry) <= {"instance_id", "verified", "utboost_weak", "lists", "why", "pins"}
+        assert all(isinstance(p, str) and len(p) < 60 for p in entry.get("pins", ()))
 
 
 def test_the_script_refuses_a_reserved_id_given_on_the_command_line(
@@ -519,3 +520,21 @@ def test_deriving_again_keeps_lists_classified_for_the_same_task(tmp_path: Path)
     changed.row["patch"] = "another gold"
     report = build.write_derived(tmp_path, [changed])
     assert report["pending"] == 1 and build.read_jsonl(tmp_path / build.TASKS) == []
+
+
+def test_a_pin_in_the_selection_goes_beside_the_specs_packages() -> None:
+    d = derive.Derivation("sphinx-doc__sphinx-7440")
+    d.row = {"instance_id": d.instance_id, "repo": "sphinx-doc/sphinx", "version": "3.0"}
+    other = derive.Derivation("sympy__sympy-1")
+    other.row = {"instance_id": other.instance_id, "repo": "sympy/sympy", "version": "1.7"}
+    selection = {
+        "tasks": [
+            {"instance_id": d.instance_id, "pins": ["docutils<0.18"]},
+            {"instance_id": other.instance_id},
+        ]
+    }
+    build.with_pins([d, other], selection)
+    packages = d.row["environment"]["pip_packages"]
+    assert packages[-1] == "docutils<0.18" and "tox==4.16.0" in packages
+    assert "environment" not in other.row
+    assert any("docutils<0.18" in note for note in d.notes)
