@@ -28,23 +28,13 @@ from hackaudit.sandbox.envbuild import (
 )
 from hackaudit.shared.contracts.task import EnvironmentSpec, Task
 from hackaudit.shared.swebench_specs import with_spec
+from tests.gitrepo import git_output as _git
 
 pytestmark = pytest.mark.integration
 
 
 def _docker(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["docker", *args], capture_output=True, text=True, check=False)
-
-
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 @pytest.fixture(scope="module")

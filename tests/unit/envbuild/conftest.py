@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from hackaudit.sandbox.envbuild import EnvironmentBuilder
+from hackaudit.sandbox.envbuild.fakes import FakeBaseImages, FakeImageEngine, FakeWheelSource
+
 CORPUS_RECIPE = (
     "git init -q -b main && git add -A && "
     "GIT_AUTHOR_DATE='2026-01-01T00:00:00+0000' GIT_COMMITTER_DATE='2026-01-01T00:00:00+0000' "
@@ -51,3 +54,27 @@ def tiny_repo(tmp_path: Path) -> Path:
     (repo / ".pytest_cache").mkdir()
     (repo / ".pytest_cache" / "README.md").write_text("cache\n")
     return repo
+
+
+# Builders over fakes with a folder of mirrors, for the spec-driven and staged builds (a test
+# module that needs other fakes defines its own fixtures of these names).
+@pytest.fixture
+def engine() -> FakeImageEngine:
+    return FakeImageEngine(images={"base/bullseye": "sha256:b9", "base/bookworm": "sha256:b11"})
+
+
+@pytest.fixture
+def wheels() -> FakeWheelSource:
+    return FakeWheelSource()
+
+
+@pytest.fixture
+def repos(tmp_path: Path) -> Path:
+    return tmp_path / "repos"
+
+
+@pytest.fixture
+def builder(engine: FakeImageEngine, wheels: FakeWheelSource, repos: Path) -> EnvironmentBuilder:
+    return EnvironmentBuilder(
+        engine=engine, base_images=FakeBaseImages(), wheels=wheels, repos=repos
+    )

@@ -9,17 +9,7 @@ import pytest
 
 from hackaudit.sandbox.envbuild.errors import CommitMissing, RepoNotFound
 from hackaudit.sandbox.envbuild.git_source import GitRepoDir, find_repo_dir, shallow_checkout
-
-
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
+from tests.gitrepo import git_output as _git
 
 
 @pytest.fixture

@@ -9,10 +9,8 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from hackaudit.sandbox.envbuild import BuildStatus, EnvironmentBuilder, build_images
-from hackaudit.sandbox.envbuild.fakes import FakeBaseImages, FakeImageEngine, FakeWheelSource
+from hackaudit.sandbox.envbuild.fakes import FakeImageEngine, FakeWheelSource
 from hackaudit.sandbox.envbuild.requirements import project_name
 from hackaudit.shared.contracts.task import Task
 
@@ -56,28 +54,6 @@ def _task(repo: str, version: str, base_commit: str) -> Task:
             "test_patch": "",
             "FAIL_TO_PASS": ["test_x"],
         }
-    )
-
-
-@pytest.fixture
-def engine() -> FakeImageEngine:
-    return FakeImageEngine(images={"base/bullseye": "sha256:b9", "base/bookworm": "sha256:b11"})
-
-
-@pytest.fixture
-def wheels() -> FakeWheelSource:
-    return FakeWheelSource()
-
-
-@pytest.fixture
-def repos(tmp_path: Path) -> Path:
-    return tmp_path / "repos"
-
-
-@pytest.fixture
-def builder(engine: FakeImageEngine, wheels: FakeWheelSource, repos: Path) -> EnvironmentBuilder:
-    return EnvironmentBuilder(
-        engine=engine, base_images=FakeBaseImages(), wheels=wheels, repos=repos
     )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,22 +10,7 @@ import pytest
 from hackaudit.sandbox.envbuild import BuildStatus, EnvironmentBuilder, build_images
 from hackaudit.sandbox.envbuild.fakes import FakeBaseImages, FakeImageEngine, FakeWheelSource
 from hackaudit.shared.contracts.task import EnvironmentSpec, Task
-
-
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
-
-
-@pytest.fixture
-def repos(tmp_path: Path) -> Path:
-    return tmp_path / "repos"
+from tests.gitrepo import git_output as _git
 
 
 @pytest.fixture
@@ -46,23 +30,6 @@ def commits(repos: Path) -> list[str]:
         _git(repo, "commit", "-q", "-m", requirement)
         found.append(_git(repo, "rev-parse", "HEAD"))
     return found
-
-
-@pytest.fixture
-def engine() -> FakeImageEngine:
-    return FakeImageEngine(images={"base/bullseye": "sha256:b9", "base/bookworm": "sha256:b11"})
-
-
-@pytest.fixture
-def wheels() -> FakeWheelSource:
-    return FakeWheelSource()
-
-
-@pytest.fixture
-def builder(engine: FakeImageEngine, wheels: FakeWheelSource, repos: Path) -> EnvironmentBuilder:
-    return EnvironmentBuilder(
-        engine=engine, base_images=FakeBaseImages(), wheels=wheels, repos=repos
-    )
 
 
 def _plain(base_commit: str, **fields: object) -> Task:

@@ -38,17 +38,16 @@ from hackaudit.attacker.domain import diffs, pysource, replay, targets
 from hackaudit.attacker.domain.layout import layout
 from hackaudit.attacker.domain.probe_inputs import Inputs, input_sets, pool_sets
 from hackaudit.attacker.domain.probe_source import CLASS, LOADED, PROBE_PATH, render
-from hackaudit.attacker.domain.replay import ReplayTarget
+from hackaudit.attacker.domain.replay import UNSTABLE, ReplayTarget, agreed
 from hackaudit.attacker.domain.runners import Runner, runner_of
 from hackaudit.attacker.domain.test_literals import TestLiterals, extract, is_literal_value
-from hackaudit.shared.contracts import RunResult, RunStatus, Task
+from hackaudit.shared.contracts import RunResult, Task
 
 __all__ = ["PROBE_PATH", "Output", "ProbeCase", "plan", "probe_command", "suite_command"]
 
 MAX_CASES = 400
 PER_CALLABLE = 60
 MAX_INITS = 4
-UNSTABLE = ("unstable", "timeout")
 _NAME = re.compile(r"test_case(\d+)_([0-9a-f]{12}|unstable|timeout)_?(\w*)")
 _PYTEST = re.compile(r"(?:\S*python[\d.]*\s+-m\s+)?\S*pytest\b")
 _UNITTEST = re.compile(r"\S*python[\d.]*\s+-m\s+unittest\b")
@@ -291,14 +290,7 @@ def outputs(result: RunResult) -> dict[int, Output]:
 
 def reference(results: Sequence[RunResult]) -> dict[int, Output]:
     """Gold's outcomes that every run agrees on (nothing when a run did not complete)."""
-    if not results or any(r.status is not RunStatus.COMPLETED for r in results):
-        return {}
-    runs = [outputs(r) for r in results]
-    return {
-        i: o
-        for i, o in runs[0].items()
-        if o.comparable and not o.head.startswith("unresolved") and all(r.get(i) == o for r in runs)
-    }
+    return agreed(results, outputs, lambda o: o.comparable and not o.head.startswith("unresolved"))
 
 
 _RAISE = re.compile(r"^\+\s*raise\s+([A-Za-z_][\w.]*)", re.MULTILINE)

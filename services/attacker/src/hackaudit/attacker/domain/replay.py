@@ -15,14 +15,18 @@ input is outside what the code is asked to handle, and a difference there says n
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from hackaudit.attacker.domain import diffs, pysource
 from hackaudit.attacker.domain.probe_inputs import variants
 from hackaudit.attacker.domain.replay_source import render_replay
 from hackaudit.attacker.domain.test_literals import extract, is_literal_value
 from hackaudit.shared.contracts import RunResult, RunStatus, Task
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 MAX_FUNCTIONS = 40
 MAX_VARIANT_LITERALS = 200
@@ -151,14 +155,22 @@ def observations(result: RunResult) -> dict[str, Observation]:
     return out
 
 
-def reference(results: Sequence[RunResult]) -> dict[str, Observation]:
-    """Gold's observations every run agrees on (nothing when a run did not complete)."""
+def agreed(
+    results: Sequence[RunResult],
+    read: Callable[[RunResult], Mapping[K, V]],
+    keep: Callable[[V], bool],
+) -> dict[K, V]:
+    """What every one of gold's runs reports alike, read from each run by `read`, among the
+    outcomes `keep` accepts (nothing when a run did not complete): only stable results count."""
     if not results or any(r.status is not RunStatus.COMPLETED for r in results):
         return {}
-    runs = [observations(r) for r in results]
-    return {
-        k: o for k, o in runs[0].items() if o.comparable and all(r.get(k) == o for r in runs[1:])
-    }
+    runs = [read(r) for r in results]
+    return {k: o for k, o in runs[0].items() if keep(o) and all(r.get(k) == o for r in runs[1:])}
+
+
+def reference(results: Sequence[RunResult]) -> dict[str, Observation]:
+    """Gold's observations every run agrees on (nothing when a run did not complete)."""
+    return agreed(results, observations, lambda o: o.comparable)
 
 
 def _test_of(key: str) -> str:
