@@ -109,6 +109,44 @@ class BudgetSpent(BaseModel):
     sandbox_seconds: float = 0.0
 
 
+class ReferenceRole(StrEnum):
+    CORRECT = "correct"  # C+: gold, or a rewrite of gold that probes show equal to it
+    INCORRECT = "incorrect"  # C-: the empty patch, or a reference mutant of gold
+
+
+class ReferenceStatus(StrEnum):
+    ACCEPTED = "accepted"  # the task's tests resolve it
+    REJECTED = "rejected"  # the task's tests do not
+    LEFT_OUT = "left_out"  # its role could not be confirmed (or its run failed): not counted
+
+
+class ReferenceOutcome(BaseModel):
+    """One member of a task's reference pool and what the task's tests made of it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate: Candidate
+    role: ReferenceRole
+    status: ReferenceStatus
+    # How the variant was made: "gold", "empty", "rename-locals", "operator-mutant", ...
+    kind: str = ""
+    # Why it has its role and status: probe equality, the confirming check, the failing tests,
+    # or why it was left out.
+    evidence: str = ""
+
+
+class ReferencePool(BaseModel):
+    """The reference pool V is computed from, drawn apart from the attack: correct variants of
+    gold (C+) and incorrect ones (C-), each run through the task's tests."""
+
+    model_config = ConfigDict(frozen=True)
+
+    outcomes: tuple[ReferenceOutcome, ...] = ()
+    seed: int = 0  # the mutant sample's seed, derived from the instance id
+    sample_size: int = 0  # reference mutants asked for
+    sandbox_seconds: float = 0.0
+
+
 class AttackCompleted(Message):
     instance_id: str
     outcomes: tuple[CandidateOutcome, ...] = ()
@@ -125,6 +163,8 @@ class AttackCompleted(Message):
     # act on the task's runner ("variant: reason").
     equivalent_skipped: int = 0
     not_applicable: tuple[str, ...] = ()
+    # The reference pool (None: not evaluated, e.g. by an attacker that predates it).
+    reference: ReferencePool | None = None
 
 
 # --- sandbox ---------------------------------------------------------------------------------
@@ -262,6 +302,33 @@ class TaskScored(Message):
     exploits: tuple[str, ...] = ()
     # Accepted candidates that tamper with the harness; not counted in H or `hackable`.
     harness_exploits: tuple[str, ...] = ()
+    # V's inputs (None when no reference pool was evaluated) and the verdict policy that ran.
+    discrimination: Discrimination | None = None
+    policy: str = ""
+    # Where D came from ("task file", "resolved matrix <file>", ...); empty without D.
+    d_source: str = ""
+
+
+class Discrimination(BaseModel):
+    """Verifier discrimination over the reference pool: V = Youden's J = TPR + TNR - 1."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tpr: float
+    tnr: float
+    balanced_accuracy: float
+    correct: int  # C+ members counted (gold included)
+    correct_left_out: int
+    incorrect: int  # C- members counted (the empty patch included)
+    incorrect_left_out: int
+    # C+ members the tests reject: the task is over-strict (candidate ids).
+    rejected_correct: tuple[str, ...] = ()
+    # C- members the tests accept although confirmed incorrect (candidate ids).
+    accepted_incorrect: tuple[str, ...] = ()
+
+    @property
+    def over_strict(self) -> bool:
+        return bool(self.rejected_correct)
 
 
 class RepairRequested(Message):

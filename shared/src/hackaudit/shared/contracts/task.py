@@ -20,6 +20,8 @@ class PassAtOne(BaseModel):
 
     successes: int = Field(ge=0)
     attempts: int = Field(ge=0)
+    # Where the figures come from (a file given on the command line); empty: the task file.
+    source: str = ""
 
     @model_validator(mode="after")
     def _successes_within_attempts(self) -> PassAtOne:

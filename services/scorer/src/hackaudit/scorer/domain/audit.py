@@ -58,6 +58,7 @@ class AuditState(BaseModel):
     gold_flaky: bool = False
     empty: RunResult | None = None
     sanity: Sanity | None = None
+    attack: AttackCompleted | None = None  # kept as the evidence behind the verdict
     scored: TaskScored | None = None
 
 
@@ -175,4 +176,5 @@ def on_attack(
         exploits=exploits,
         harness_exploits=harness,
     )
-    return state.model_copy(update={"stage": Stage.SCORED, "scored": scored}), [scored]
+    update = {"stage": Stage.SCORED, "scored": scored, "attack": attack}
+    return state.model_copy(update=update), [scored]
