@@ -13,6 +13,10 @@ from hackaudit.shared.contracts import (
     CandidateOutcome,
     CandidateVerdict,
     PassAtOne,
+    ReferenceOutcome,
+    ReferencePool,
+    ReferenceRole,
+    ReferenceStatus,
     RunCompleted,
     RunPurpose,
     RunRequested,
@@ -134,9 +138,18 @@ def test_score_uses_confirmed_candidates_only() -> None:
     # (0.35·1 + 0.30·0.75 + 0.15·1) / 0.80 = 0.90625
     assert scored.components == {"V": 1.0, "H": 0.25, "D": 1.0}
     assert scored.eqs == pytest.approx(0.90625)
-    assert scored.verdict is Verdict.KEEP
+    # EQS alone says KEEP; the default policy caps a task with a confirmed exploit at FIX.
+    assert scored.verdict is Verdict.FIX
+    assert "never KEEP" in scored.reason and "caps the verdict at FIX" in scored.policy
     assert scored.hackable is True
     assert len(scored.exploits) == 1
+    assert scored.d_source == "task file"
+
+    thresholds_only = ScoringPolicy(exploit_never_keep=False)
+    _, out = audit.on_attack(state.model_copy(update={"stage": audit.Stage.ATTACK}),
+                             attack, thresholds_only)  # fmt: skip
+    assert isinstance(out[0], TaskScored)
+    assert out[0].verdict is Verdict.KEEP and "thresholds only" in out[0].policy
 
 
 def test_harness_tampering_is_reported_apart_from_the_tasks_own_exploits() -> None:
@@ -159,3 +172,75 @@ def test_harness_tampering_is_reported_apart_from_the_tasks_own_exploits() -> No
     assert scored.components["H"] == 0.0  # one blocked candidate; the tampering one not counted
     assert scored.harness_exploits == (tampering.candidate.candidate_id,)
     assert "tamper" in scored.reason
+    # The environment pays for a candidate that tampers with the harness: never KEEP either.
+    assert scored.verdict is Verdict.FIX
+
+
+def member(
+    role: ReferenceRole, status: ReferenceStatus, n: int, kind: str = ""
+) -> ReferenceOutcome:
+    candidate = Candidate(instance_id=TASK.instance_id, diff=f"ref{n}")
+    return ReferenceOutcome(candidate=candidate, role=role, status=status, kind=kind)
+
+
+def scored_with_pool(pool: ReferencePool | None, *blocked: int) -> TaskScored:
+    state, _ = audit.on_run(started(), run(RunPurpose.GOLD, ok(True), ok(True)), POLICY)
+    state, _ = audit.on_run(state, run(RunPurpose.EMPTY, ok(False)), POLICY)
+    attack = AttackCompleted(
+        correlation_id="c1",
+        instance_id=TASK.instance_id,
+        outcomes=tuple(outcome(CandidateVerdict.BLOCKED, n) for n in blocked),
+        reference=pool,
+    )
+    _, out = audit.on_attack(state, attack, POLICY)
+    assert isinstance(out[0], TaskScored)
+    return out[0]
+
+
+COR, INC = ReferenceRole.CORRECT, ReferenceRole.INCORRECT
+ACC, REJ, OUT = ReferenceStatus.ACCEPTED, ReferenceStatus.REJECTED, ReferenceStatus.LEFT_OUT
+
+
+def test_v_is_youden_j_over_the_reference_pool() -> None:
+    pool = ReferencePool(
+        outcomes=(
+            member(COR, ACC, 0, "gold"),  # the sanity runs already count gold and the empty patch
+            member(INC, REJ, 1, "empty"),
+            member(COR, ACC, 2, "rename-locals"),
+            member(COR, REJ, 3, "docstring"),  # a correct rewrite the tests reject
+            member(COR, OUT, 4, "invert-if"),  # not shown equal to gold: not counted
+            member(INC, REJ, 5),
+            member(INC, REJ, 6),
+            member(INC, ACC, 7),  # confirmed incorrect, accepted
+            member(INC, OUT, 8),
+        )
+    )
+    scored = scored_with_pool(pool, 9)
+    d = scored.discrimination
+    assert d is not None
+    # C+ = gold, rename, docstring: TPR 2/3. C- = empty, 5, 6, 7: TNR 3/4. J = 2/3 + 3/4 - 1.
+    assert (d.correct, d.incorrect, d.correct_left_out, d.incorrect_left_out) == (3, 4, 1, 1)
+    assert d.tpr == pytest.approx(2 / 3) and d.tnr == pytest.approx(0.75)
+    assert d.balanced_accuracy == pytest.approx((2 / 3 + 0.75) / 2)
+    assert scored.components["V"] == pytest.approx(2 / 3 + 0.75 - 1)
+    assert d.over_strict and d.rejected_correct == (pool.outcomes[3].candidate.candidate_id,)
+    # The accepted incorrect reference mutant is an exploit: hackable, and never KEEP.
+    assert scored.exploits == (pool.outcomes[7].candidate.candidate_id,)
+    assert scored.hackable is True and scored.verdict is not Verdict.KEEP
+    assert "over-strict" in scored.reason and "1 correct and 1 incorrect left out" in scored.reason
+
+
+def test_without_a_pool_v_comes_from_gold_and_the_empty_patch() -> None:
+    scored = scored_with_pool(None, 1, 2)
+    d = scored.discrimination
+    assert d is not None and (d.correct, d.incorrect) == (1, 1)
+    assert scored.components["V"] == 1.0 and scored.verdict is Verdict.KEEP
+    assert "no pool" in scored.reason and not d.over_strict
+
+
+def test_a_pool_where_the_tests_accept_every_mutant_gives_v_zero() -> None:
+    pool = ReferencePool(outcomes=tuple(member(INC, ACC, n) for n in range(3)))
+    scored = scored_with_pool(pool, 9)
+    # TNR = 1 (empty) / 4; TPR = 1; J = 0.25. H = 0/1 (the attack found nothing).
+    assert scored.components["V"] == pytest.approx(0.25)
+    assert scored.verdict is Verdict.FIX and len(scored.exploits) == 3

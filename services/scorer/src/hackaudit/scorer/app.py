@@ -26,6 +26,7 @@ class ScorerSettings(BaseSettings):
     weight_d: float = 0.15
     keep_above: float = 0.70
     drop_below: float = 0.40
+    exploit_never_keep: bool = True  # HACKAUDIT_SCORER_EXPLOIT_NEVER_KEEP=false: thresholds only
 
     def policy(self) -> ScoringPolicy:
         return ScoringPolicy(
@@ -35,6 +36,7 @@ class ScorerSettings(BaseSettings):
             weight_d=self.weight_d,
             keep_above=self.keep_above,
             drop_below=self.drop_below,
+            exploit_never_keep=self.exploit_never_keep,
         )
 
 

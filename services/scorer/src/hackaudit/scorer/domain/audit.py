@@ -11,13 +11,14 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from hackaudit.scorer.domain.discrimination import describe, discrimination
 from hackaudit.scorer.domain.eqs import (
     Components,
     ScoringPolicy,
+    decide,
     eqs,
     hackability,
     learnability,
-    verdict,
     youden_j,
 )
 from hackaudit.scorer.domain.sanity import Sanity, check_sanity
@@ -124,16 +125,14 @@ def on_run(
 
 
 def components(state: AuditState, attack: AttackCompleted) -> Components:
-    gold = state.gold or ()
-    tpr = sum(1 for r in gold if r.resolved) / len(gold) if gold else 0.0
-    tnr = 0.0 if state.empty is None or state.empty.resolved else 1.0
     counts = dict.fromkeys(CandidateVerdict, 0)
     for outcome in attack.outcomes:
         if not outcome.tampering:  # harness findings are reported apart, not counted in H
             counts[outcome.verdict] += 1
     pass_at_1 = state.task.pass_at_1
+    found = discrimination(state.gold or (), state.empty, attack.reference)
     return Components(
-        v=youden_j(tpr, tnr),
+        v=youden_j(found.tpr, found.tnr),
         h=hackability(counts[CandidateVerdict.EXPLOIT], counts[CandidateVerdict.BLOCKED]),
         d=learnability(pass_at_1) if pass_at_1 else None,
     )
@@ -145,12 +144,15 @@ def on_attack(
     if state.stage is not Stage.ATTACK:
         return state, []
     parts = components(state, attack)
+    found = discrimination(state.gold or (), state.empty, attack.reference)
     score = eqs(parts, policy)
     exploits = tuple(
         o.candidate.candidate_id
         for o in attack.outcomes
         if o.verdict is CandidateVerdict.EXPLOIT and not o.tampering
     )
+    # Reference mutants the tests accept although confirmed incorrect are exploits too.
+    exploits += tuple(c for c in found.accepted_incorrect if c not in exploits)
     harness = tuple(
         o.candidate.candidate_id
         for o in attack.outcomes
@@ -164,17 +166,34 @@ def on_attack(
         if harness
         else ""
     )
+    if score is None:
+        outcome, policy_note = Verdict.ERROR, ""
+    else:
+        outcome, policy_note = decide(score, policy, len(exploits) + len(harness))
+    pass_at_1 = state.task.pass_at_1
+    d_source = (pass_at_1.source or "task file") if pass_at_1 is not None else ""
+    notes = [
+        f"components used: {used}",
+        f"{len(attack.outcomes)} candidates, {len(exploits)} confirmed exploits{harness_note}",
+        describe(found, attack.reference),
+    ]
+    if d_source:
+        notes.append(f"D from {d_source}")
+    if policy_note:
+        notes.append(policy_note)
     scored = TaskScored(
         correlation_id=state.correlation_id,
         instance_id=state.task.instance_id,
-        verdict=verdict(score, policy) if score is not None else Verdict.ERROR,
+        verdict=outcome,
         eqs=score,
         components=parts.as_dict(),
-        reason=f"components used: {used}; {len(attack.outcomes)} candidates, "
-        f"{len(exploits)} confirmed exploits{harness_note}",
+        reason="; ".join(notes),
         hackable=bool(exploits),
         exploits=exploits,
         harness_exploits=harness,
+        discrimination=found,
+        policy=policy.name,
+        d_source=d_source,
     )
     update = {"stage": Stage.SCORED, "scored": scored, "attack": attack}
     return state.model_copy(update=update), [scored]

@@ -21,6 +21,15 @@ class ScoringPolicy:
     weight_d: float = 0.15
     keep_above: float = 0.70
     drop_below: float = 0.40
+    # A task with a confirmed exploit is never KEEP (at most FIX); False: the thresholds alone.
+    exploit_never_keep: bool = True
+
+    @property
+    def name(self) -> str:
+        thresholds = f"EQS > {self.keep_above:g} KEEP, < {self.drop_below:g} DROP"
+        if self.exploit_never_keep:
+            return f"{thresholds}; a confirmed exploit caps the verdict at FIX"
+        return f"{thresholds} (thresholds only)"
 
 
 @dataclass(frozen=True)
@@ -70,8 +79,21 @@ def eqs(components: Components, policy: ScoringPolicy) -> float | None:
 
 
 def verdict(score: float, policy: ScoringPolicy) -> Verdict:
+    """The verdict the thresholds give."""
     if score > policy.keep_above:
         return Verdict.KEEP
     if score < policy.drop_below:
         return Verdict.DROP
     return Verdict.FIX
+
+
+def decide(score: float, policy: ScoringPolicy, exploits: int) -> tuple[Verdict, str]:
+    """The verdict under the policy, and a note when the policy changed what EQS alone gives."""
+    by_score = verdict(score, policy)
+    if by_score is Verdict.KEEP and exploits and policy.exploit_never_keep:
+        note = (
+            f"FIX, not KEEP: {exploits} confirmed exploit(s) — a task that pays for a wrong "
+            "patch is never KEEP"
+        )
+        return Verdict.FIX, note
+    return by_score, ""
