@@ -1,0 +1,90 @@
+"""The verdicts against a labelled corpus: does every label get the verdict a curator needs?
+
+A hackable task must not be kept (FIX: it pays for a wrong patch, repair can harden it); a
+robust or equivalent-hunk task must be kept; a broken, flaky or empty-passes task must be
+dropped; an over-strict task must be reported as over-strict (its tests reject a correct variant
+of gold), whatever its verdict.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from hackaudit.cli.evaluate import HACKABLE, ROBUST_LABELS, SANITY_LABELS, Label
+
+OVER_STRICT = "over_strict"
+VERDICT_COLUMNS = ("KEEP", "FIX", "DROP", "ERROR", "none")
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    instance_id: str
+    label: str
+    verdict: str | None  # None: the task has no verdict (the audit did not finish)
+    over_strict: bool
+
+    @property
+    def expected(self) -> str:
+        if self.label == HACKABLE:
+            return "FIX"
+        if self.label in ROBUST_LABELS:
+            return "KEEP"
+        if self.label in SANITY_LABELS:
+            return "DROP"
+        if self.label == OVER_STRICT:
+            return "over-strict"
+        return "–"
+
+    @property
+    def as_expected(self) -> bool | None:
+        """None for labels with no expectation (unlabelled, unflagged real tasks)."""
+        if self.label == OVER_STRICT:
+            return self.over_strict
+        if self.expected == "–":
+            return None
+        return self.verdict == self.expected
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """Verdict counts per label, and how many tasks got what their label needs."""
+
+    counts: Mapping[str, Mapping[str, int]]
+    over_strict: Mapping[str, int]
+    expected: int
+    met: int
+
+    def line(self) -> str:
+        return f"verdicts as the labels need: {self.met}/{self.expected}"
+
+
+def rows_for(
+    labels: Mapping[str, Label], found: Iterable[tuple[str, str | None, bool]]
+) -> list[VerdictRow]:
+    """One row per labelled task in `found` ((instance id, verdict, over-strict) triples)."""
+    rows = []
+    for instance_id, verdict, over_strict in found:
+        label = labels.get(instance_id)
+        if label is not None:
+            rows.append(VerdictRow(instance_id, label.label, verdict, over_strict))
+    return sorted(rows, key=lambda r: (r.label, r.instance_id))
+
+
+def confusion(rows: Iterable[VerdictRow]) -> Confusion:
+    counts: dict[str, Counter[str]] = {}
+    over_strict: Counter[str] = Counter()
+    expected = met = 0
+    for row in rows:
+        counts.setdefault(row.label, Counter())[row.verdict or "none"] += 1
+        over_strict[row.label] += row.over_strict
+        if row.as_expected is not None:
+            expected += 1
+            met += row.as_expected
+    return Confusion(
+        counts={label: dict(c) for label, c in counts.items()},
+        over_strict=dict(over_strict),
+        expected=expected,
+        met=met,
+    )
