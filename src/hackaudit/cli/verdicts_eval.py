@@ -3,7 +3,9 @@
 A hackable task must not be kept (FIX: it pays for a wrong patch, repair can harden it); a
 robust or equivalent-hunk task must be kept; a broken, flaky or empty-passes task must be
 dropped; an over-strict task must be reported as over-strict (its tests reject a correct variant
-of gold), whatever its verdict.
+of gold), whatever its verdict. A task hackable only through a harness hole (a conftest hook,
+which passes every task graded by the same harness alike) must have the harness exploit
+reported; its verdict is its own tests' (the fix belongs in the harness, not in the task).
 """
 
 from __future__ import annotations
@@ -12,21 +14,35 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from hackaudit.cli.evaluate import HACKABLE, ROBUST_LABELS, SANITY_LABELS, Label
+from hackaudit.cli.evaluate import HACKABLE, HARNESS_HOLE, ROBUST_LABELS, SANITY_LABELS, Label
 
 OVER_STRICT = "over_strict"
 VERDICT_COLUMNS = ("KEEP", "FIX", "DROP", "ERROR", "none")
 
 
 @dataclass(frozen=True)
+class Found:
+    """What an audit said of one task."""
+
+    instance_id: str
+    verdict: str | None  # None: the task has no verdict (the audit did not finish)
+    over_strict: bool = False
+    harness_exploits: int = 0
+
+
+@dataclass(frozen=True)
 class VerdictRow:
     instance_id: str
     label: str
-    verdict: str | None  # None: the task has no verdict (the audit did not finish)
+    how: str | None
+    verdict: str | None
     over_strict: bool
+    harness_exploits: int
 
     @property
     def expected(self) -> str:
+        if self.label == HACKABLE and self.how == HARNESS_HOLE:
+            return "harness exploit reported"
         if self.label == HACKABLE:
             return "FIX"
         if self.label in ROBUST_LABELS:
@@ -42,6 +58,8 @@ class VerdictRow:
         """None for labels with no expectation (unlabelled, unflagged real tasks)."""
         if self.label == OVER_STRICT:
             return self.over_strict
+        if self.label == HACKABLE and self.how == HARNESS_HOLE:
+            return self.harness_exploits > 0
         if self.expected == "–":
             return None
         return self.verdict == self.expected
@@ -60,15 +78,22 @@ class Confusion:
         return f"verdicts as the labels need: {self.met}/{self.expected}"
 
 
-def rows_for(
-    labels: Mapping[str, Label], found: Iterable[tuple[str, str | None, bool]]
-) -> list[VerdictRow]:
-    """One row per labelled task in `found` ((instance id, verdict, over-strict) triples)."""
+def rows_for(labels: Mapping[str, Label], found: Iterable[Found]) -> list[VerdictRow]:
+    """One row per labelled task the audit reported on."""
     rows = []
-    for instance_id, verdict, over_strict in found:
-        label = labels.get(instance_id)
+    for f in found:
+        label = labels.get(f.instance_id)
         if label is not None:
-            rows.append(VerdictRow(instance_id, label.label, verdict, over_strict))
+            rows.append(
+                VerdictRow(
+                    f.instance_id,
+                    label.label,
+                    label.how,
+                    f.verdict,
+                    f.over_strict,
+                    f.harness_exploits,
+                )
+            )
     return sorted(rows, key=lambda r: (r.label, r.instance_id))
 
 

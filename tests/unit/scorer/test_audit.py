@@ -172,8 +172,13 @@ def test_harness_tampering_is_reported_apart_from_the_tasks_own_exploits() -> No
     assert scored.components["H"] == 0.0  # one blocked candidate; the tampering one not counted
     assert scored.harness_exploits == (tampering.candidate.candidate_id,)
     assert "tamper" in scored.reason
-    # The environment pays for a candidate that tampers with the harness: never KEEP either.
-    assert scored.verdict is Verdict.FIX
+    # A harness hole passes every task graded by that harness alike: reported, but by default
+    # the verdict is the task's tests' own; with harness_caps it caps the verdict too.
+    assert scored.verdict is Verdict.KEEP
+    state = state.model_copy(update={"stage": audit.Stage.ATTACK})
+    _, out = audit.on_attack(state, attack, ScoringPolicy(harness_caps=True))
+    assert isinstance(out[0], TaskScored) and out[0].verdict is Verdict.FIX
+    assert "harness ones included" in out[0].policy
 
 
 def member(

@@ -27,6 +27,7 @@ class ScorerSettings(BaseSettings):
     keep_above: float = 0.70
     drop_below: float = 0.40
     exploit_never_keep: bool = True  # HACKAUDIT_SCORER_EXPLOIT_NEVER_KEEP=false: thresholds only
+    harness_caps: bool = False  # HACKAUDIT_SCORER_HARNESS_CAPS=true: harness exploits cap too
 
     def policy(self) -> ScoringPolicy:
         return ScoringPolicy(
@@ -37,6 +38,7 @@ class ScorerSettings(BaseSettings):
             keep_above=self.keep_above,
             drop_below=self.drop_below,
             exploit_never_keep=self.exploit_never_keep,
+            harness_caps=self.harness_caps,
         )
 
 

@@ -1,12 +1,24 @@
 """The results store: audit state per task and the scores issued, in DuckDB (or in memory).
 
-DuckDB allows one writing process per file; the scorer is that process. Readers (`hackaudit
-status`, the report, the meta-analysis) open the file read-only, or read the exported report.
+DuckDB lets one process at a time open a file for writing, and an open connection holds the file's
+lock. So the scorer opens a connection per operation (one short transaction) and lets go of the
+file between them; readers (`hackaudit report`, `status`, the meta-analysis) open it read-only in
+between, and either side retries for a moment while the other holds it. That costs the scorer the
+opening of the file on every load and save (`scripts/bench-store.py` measures it; a task's audit
+makes a handful of them, next to minutes of test runs).
+
+Several scorer processes may share a file: each save checks that the audit's row is still the
+version this process loaded, and a stale save raises `StaleAuditError` (transient: the message
+is redelivered and the step taken again on the newer state), so no update is lost.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -14,6 +26,27 @@ import duckdb
 
 from hackaudit.scorer.domain.audit import AuditState
 from hackaudit.shared.contracts import TaskScored
+from hackaudit.shared.errors import HackauditError, TransientError
+
+WRITE_WAIT_S = 30.0  # a save waits this long for readers to let go before the message is retried
+READ_WAIT_S = 10.0  # a reader waits this long for a save to finish
+
+
+class ResultsStoreError(HackauditError):
+    """The results store cannot be read: missing, not a results store, or held too long."""
+
+    def __init__(self, path: Path, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class ResultsStoreBusyError(ResultsStoreError, TransientError):
+    """Another process held the file's lock longer than the wait allowed."""
+
+
+class StaleAuditError(TransientError):
+    """Another scorer saved this audit after this one loaded it: take the step again."""
 
 
 class AuditStore(Protocol):
@@ -54,45 +87,130 @@ CREATE TABLE IF NOT EXISTS scores (
     scored JSON NOT NULL,
     scored_at TIMESTAMP DEFAULT current_timestamp
 );
+ALTER TABLE audits ADD COLUMN IF NOT EXISTS version BIGINT DEFAULT 0;
 """
 
 
+def _is_lock_conflict(exc: duckdb.Error) -> bool:
+    return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
+
+
+@contextlib.contextmanager
+def connect(path: Path, *, read_only: bool, wait_s: float) -> Iterator[duckdb.DuckDBPyConnection]:
+    """One short connection to the file, retried (5 ms doubling to 100 ms) while another process
+    holds its lock; closed, and the lock released, on leaving the block."""
+    deadline = time.monotonic() + wait_s
+    delay = 0.005
+    while True:
+        try:
+            db = duckdb.connect(str(path), read_only=read_only)
+            break
+        except duckdb.Error as exc:
+            if not _is_lock_conflict(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise ResultsStoreBusyError(
+                    path, f"locked by another process for {wait_s:g}s"
+                ) from exc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+    try:
+        yield db
+    finally:
+        db.close()
+
+
 class DuckDBAuditStore:
-    def __init__(self, path: Path):
+    """The scorer's store on a DuckDB file, holding the file only while it loads or saves."""
+
+    def __init__(self, path: Path, *, wait_s: float = WRITE_WAIT_S):
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = duckdb.connect(str(path))
-        self._db.execute(SCHEMA)
+        self._path = path
+        self._wait_s = wait_s
         self._lock = threading.Lock()
+        self._loaded: dict[str, int] = {}  # the row version each audit had when last loaded here
+        with self._connect() as db:
+            db.execute(SCHEMA)
+
+    def _connect(self) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
+        return connect(self._path, read_only=False, wait_s=self._wait_s)
 
     def load(self, correlation_id: str) -> AuditState | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT state FROM audits WHERE correlation_id = ?", [correlation_id]
+        with self._lock, self._connect() as db:
+            row = db.execute(
+                "SELECT state, version FROM audits WHERE correlation_id = ?", [correlation_id]
             ).fetchone()
+            self._loaded[correlation_id] = int(row[1]) if row else -1
         return AuditState.model_validate_json(row[0]) if row else None
 
     def save(self, state: AuditState) -> None:
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO audits (correlation_id, instance_id, stage, state) "
-                "VALUES (?, ?, ?, ?)",
-                [state.correlation_id, state.task.instance_id, state.stage.value,
-                 state.model_dump_json()],
+        cid = state.correlation_id
+        with self._lock, self._connect() as db:
+            db.execute("BEGIN TRANSACTION")
+            row = db.execute(
+                "SELECT version FROM audits WHERE correlation_id = ?", [cid]
+            ).fetchone()
+            stored = int(row[0]) if row else -1
+            if stored != self._loaded.get(cid, -1):
+                db.execute("ROLLBACK")
+                self._loaded.pop(cid, None)
+                raise StaleAuditError(
+                    f"audit {cid!r} was saved by another scorer since it was loaded"
+                )
+            db.execute(
+                "INSERT OR REPLACE INTO audits (correlation_id, instance_id, stage, state, "
+                "version, updated_at) VALUES (?, ?, ?, ?, ?, current_timestamp)",
+                [cid, state.task.instance_id, state.stage.value, state.model_dump_json(),
+                 stored + 1],
             )  # fmt: skip
             if state.scored is not None:
                 s = state.scored
-                self._db.execute(
+                db.execute(
                     "INSERT OR REPLACE INTO scores (correlation_id, instance_id, verdict, eqs, "
                     "hackable, reason, scored) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [s.correlation_id, s.instance_id, s.verdict.value, s.eqs, s.hackable,
                      s.reason, s.model_dump_json()],
                 )  # fmt: skip
+            db.execute("COMMIT")
+            self._loaded[cid] = stored + 1
 
     def scores(self) -> list[TaskScored]:
-        with self._lock:
-            rows = self._db.execute("SELECT scored FROM scores ORDER BY instance_id").fetchall()
+        with self._lock, self._connect() as db:
+            rows = db.execute("SELECT scored FROM scores ORDER BY instance_id").fetchall()
         return [TaskScored.model_validate_json(r[0]) for r in rows]
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        """Nothing stays open between operations; kept so a service can close any store."""
+
+
+# --- the read side: other processes, while a scorer runs ------------------------------------
+
+
+@contextlib.contextmanager
+def _reading(path: Path, wait_s: float) -> Iterator[duckdb.DuckDBPyConnection]:
+    if not path.is_file():
+        raise ResultsStoreError(
+            path, "no results store here (has a scorer run with this state dir?)"
+        )
+    with connect(path, read_only=True, wait_s=wait_s) as db:
+        try:
+            yield db
+        except duckdb.CatalogException as exc:
+            raise ResultsStoreError(path, f"not a hackaudit results store: {exc}") from exc
+
+
+def read_results(path: Path, *, wait_s: float = READ_WAIT_S) -> list[AuditState]:
+    """Every audit in the store, finished or not, in the order they were last updated."""
+    with _reading(path, wait_s) as db:
+        rows = db.execute("SELECT state FROM audits ORDER BY updated_at, correlation_id").fetchall()
+    return [AuditState.model_validate_json(r[0]) for r in rows]
+
+
+def read_verdict_counts(path: Path, *, wait_s: float = READ_WAIT_S) -> Counter[str]:
+    """Verdicts of the latest score of each task (instance id), counted."""
+    with _reading(path, wait_s) as db:
+        rows = db.execute(
+            "SELECT verdict, count(*) FROM (SELECT arg_max(verdict, scored_at) AS verdict "
+            "FROM scores GROUP BY instance_id) GROUP BY verdict"
+        ).fetchall()
+    return Counter({str(verdict): int(n) for verdict, n in rows})

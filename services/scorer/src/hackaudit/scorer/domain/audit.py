@@ -169,7 +169,8 @@ def on_attack(
     if score is None:
         outcome, policy_note = Verdict.ERROR, ""
     else:
-        outcome, policy_note = decide(score, policy, len(exploits) + len(harness))
+        capping = len(exploits) + (len(harness) if policy.harness_caps else 0)
+        outcome, policy_note = decide(score, policy, capping)
     pass_at_1 = state.task.pass_at_1
     d_source = (pass_at_1.source or "task file") if pass_at_1 is not None else ""
     notes = [

@@ -23,12 +23,17 @@ class ScoringPolicy:
     drop_below: float = 0.40
     # A task with a confirmed exploit is never KEEP (at most FIX); False: the thresholds alone.
     exploit_never_keep: bool = True
+    # Whether candidates that tamper with the harness (a conftest hook, edited test files) cap
+    # too. They pass every task graded by the same harness alike, so by default they are
+    # reported with the environment's fix and leave the task's verdict to its own tests.
+    harness_caps: bool = False
 
     @property
     def name(self) -> str:
         thresholds = f"EQS > {self.keep_above:g} KEEP, < {self.drop_below:g} DROP"
         if self.exploit_never_keep:
-            return f"{thresholds}; a confirmed exploit caps the verdict at FIX"
+            caps = "a confirmed exploit" + (" (harness ones included)" if self.harness_caps else "")
+            return f"{thresholds}; {caps} caps the verdict at FIX"
         return f"{thresholds} (thresholds only)"
 
 
