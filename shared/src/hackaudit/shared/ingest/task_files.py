@@ -28,6 +28,9 @@ class RawRow:
     source: str
     folder: Path
     data: Any
+    # The file and the row's 1-based position in it (row of a list or parquet file, JSONL line).
+    path: Path | None = None
+    number: int = 0
 
 
 def discover(paths: Sequence[Path]) -> Iterator[Path | IngestProblem]:
@@ -79,9 +82,10 @@ def _json_rows(path: Path, text: str) -> Iterator[RawRow | IngestProblem]:
         return
     if isinstance(data, list):
         for index, row in enumerate(data, start=1):
-            yield RawRow(source=f"{path}:row {index}", folder=path.parent, data=row)
+            source = f"{path}:row {index}"
+            yield RawRow(source=source, folder=path.parent, data=row, path=path, number=index)
     else:
-        yield RawRow(source=str(path), folder=path.parent, data=data)
+        yield RawRow(source=str(path), folder=path.parent, data=data, path=path, number=1)
 
 
 def _jsonl_rows(path: Path, text: str) -> Iterator[RawRow | IngestProblem]:
@@ -90,7 +94,8 @@ def _jsonl_rows(path: Path, text: str) -> Iterator[RawRow | IngestProblem]:
             continue
         source = f"{path}:line {number}"
         try:
-            yield RawRow(source=source, folder=path.parent, data=json.loads(line))
+            data = json.loads(line)
+            yield RawRow(source=source, folder=path.parent, data=data, path=path, number=number)
         except json.JSONDecodeError as exc:
             yield IngestProblem(source=source, message=f"not valid JSON: {exc.msg}")
 
@@ -113,7 +118,8 @@ def _parquet_rows(path: Path) -> Iterator[RawRow | IngestProblem]:
             for row in batch.to_pylist():
                 number += 1
                 data = {key: _plain(value) for key, value in row.items()}
-                yield RawRow(source=f"{path}:row {number}", folder=path.parent, data=data)
+                source = f"{path}:row {number}"
+                yield RawRow(source=source, folder=path.parent, data=data, path=path, number=number)
     except (OSError, pa.ArrowException) as exc:
         where = f"{path}:row {number + 1}" if number else str(path)
         yield IngestProblem(source=where, message=f"cannot read parquet: {exc}")

@@ -1,0 +1,240 @@
+"""The hardened dataset an audit hands back: the input tasks, in the format they were read in,
+split by verdict, so a curator can train on `keep` at once, mend `fix`, and set `drop` aside.
+
+`write_dataset(out_dir, items, sources)` writes `out_dir/dataset/<split>.<ext>`, one file per
+split and input format (`json`, `jsonl`, `parquet`), each row as it was read (SWE-bench or
+R2E-Gym alike):
+
+- `keep`: the row unchanged;
+- `fix`: plus `hackaudit_reason` and `hackaudit_exploits` (each confirmed exploit's diff, the
+  strategy that found it, whether it tampers with the harness, the evidence that it is wrong and
+  how to close it);
+- `drop`: plus `hackaudit_reason`;
+- `error` (the task could not be audited, or the audit did not finish): plus `hackaudit_reason`.
+
+Added fields are new keys (new columns in parquet), which readers of the format ignore; this
+project's ingestion ignores them too. A relative `environment.source` is re-anchored to the
+dataset folder so it still names the same folder. Parquet rows are copied from the input file
+with their own column types (input files whose schemas clash are written one file each).
+Afterwards the report in `out_dir` (report.json, report.md), when
+there is one, records the files and their counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hackaudit.cli.report import TaskReport
+from hackaudit.shared.contracts import CandidateVerdict, Verdict
+from hackaudit.shared.ingest import TaskSource
+from hackaudit.shared.logs import get_logger
+
+log = get_logger(__name__)
+
+FOLDER = "dataset"
+SPLITS = ("keep", "fix", "drop", "error")
+FORMATS = ("json", "jsonl", "parquet")
+REASON_FIELD = "hackaudit_reason"
+EXPLOITS_FIELD = "hackaudit_exploits"
+_MARKDOWN_HEADING = "## Hardened dataset"
+_SPLIT_OF = {Verdict.KEEP: "keep", Verdict.FIX: "fix", Verdict.DROP: "drop"}
+
+
+@dataclass(frozen=True)
+class DatasetRow:
+    """One task's source and what is added to its row."""
+
+    source: TaskSource
+    added: dict[str, Any]
+
+
+@dataclass
+class DatasetSummary:
+    """What was written: file (relative to the report folder) -> rows, and rows per split."""
+
+    files: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SPLITS, 0))
+    # Tasks of the report whose source row is unknown (not read from a task file): not written.
+    not_written: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "folder": FOLDER,
+            "files": self.files,
+            "counts": self.counts,
+            "not_written": self.not_written,
+        }
+
+
+def write_dataset(
+    out_dir: Path,
+    items: Sequence[TaskReport],
+    sources: Mapping[str, TaskSource],
+    *,
+    unaudited: Mapping[str, str] | None = None,
+) -> DatasetSummary:
+    """Writes `out_dir/dataset/` (see the module doc) and records it in the report there.
+
+    `unaudited` says, by task id, why a task without a verdict has none (its image could not be
+    built, say); without it such a task's reason is that the audit did not finish.
+    """
+    folder = out_dir / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    for split in SPLITS:
+        for stale in folder.glob(f"{split}.*"):
+            if stale.suffix.lstrip(".") in FORMATS:
+                stale.unlink()
+    groups: dict[tuple[str, str], list[DatasetRow]] = defaultdict(list)
+    summary = DatasetSummary()
+    for item in items:
+        source = sources.get(item.instance_id)
+        if source is None:
+            summary.not_written.append(item.instance_id)
+            continue
+        split, added = split_of(item, (unaudited or {}).get(item.instance_id))
+        groups[(split, source.format)].append(DatasetRow(source, added))
+        summary.counts[split] += 1
+    for (split, ext), rows in sorted(groups.items()):
+        for path, count in _WRITERS[ext](folder / f"{split}.{ext}", rows).items():
+            summary.files[str(path.relative_to(out_dir))] = count
+    _record_in_report(out_dir, summary)
+    log.info("dataset.written", folder=str(folder), **summary.counts)
+    return summary
+
+
+def split_of(item: TaskReport, unaudited: str | None = None) -> tuple[str, dict[str, Any]]:
+    """The split a task's row goes to, and the fields added to it."""
+    scored = item.scored
+    if scored is None:
+        return "error", {REASON_FIELD: unaudited or "no verdict: the audit did not finish"}
+    if scored.verdict not in _SPLIT_OF:
+        return "error", {REASON_FIELD: scored.reason}
+    split = _SPLIT_OF[scored.verdict]
+    if split == "keep":
+        return split, {}
+    added: dict[str, Any] = {REASON_FIELD: scored.reason}
+    if split == "fix":
+        added[EXPLOITS_FIELD] = _exploits(item)
+    return split, added
+
+
+def _exploits(item: TaskReport) -> list[dict[str, Any]]:
+    if item.attack is None:
+        return []
+    found = []
+    for outcome in item.attack.outcomes:
+        if outcome.verdict is not CandidateVerdict.EXPLOIT:
+            continue
+        candidate = outcome.candidate
+        found.append(
+            {
+                "candidate": candidate.candidate_id,
+                "strategy": candidate.provenance.strategy,
+                "tampering": outcome.tampering,
+                "diff": candidate.diff or json.dumps(candidate.files, indent=2, sort_keys=True),
+                "evidence": outcome.evidence,
+                "advice": outcome.advice,
+            }
+        )
+    return found
+
+
+# --- writers per format --------------------------------------------------------------------
+
+
+def _json_row(row: DatasetRow, folder: Path) -> Any:
+    data = row.source.row
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    environment = out.get("environment")
+    if isinstance(environment, dict):
+        source = environment.get("source")
+        if isinstance(source, str) and source and not Path(source).expanduser().is_absolute():
+            target = (row.source.path.parent / source).resolve()
+            anchored = os.path.relpath(target, folder.resolve())
+            out["environment"] = {**environment, "source": anchored}
+    return out | row.added
+
+
+def _write_json(path: Path, rows: list[DatasetRow]) -> dict[Path, int]:
+    data = [_json_row(row, path.parent) for row in rows]
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return {path: len(rows)}
+
+
+def _write_jsonl(path: Path, rows: list[DatasetRow]) -> dict[Path, int]:
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(_json_row(row, path.parent), ensure_ascii=False) + "\n")
+    return {path: len(rows)}
+
+
+def _write_parquet(path: Path, rows: list[DatasetRow]) -> dict[Path, int]:
+    """The input files' own rows (their column types kept), plus the added columns. Rows of
+    input files whose schemas cannot be merged (one column, two types) go to one file per input
+    file instead, `<split>.<input name>.parquet`."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    by_file: dict[Path, list[DatasetRow]] = defaultdict(list)
+    for row in rows:
+        by_file[row.source.path].append(row)
+    tables = []
+    for source, chosen in by_file.items():
+        table = pq.read_table(source).take([row.source.number - 1 for row in chosen])
+        names = sorted({name for row in chosen for name in row.added})
+        for name in names:
+            values = [row.added.get(name) for row in chosen]
+            if name in table.column_names:
+                table = table.drop_columns([name])
+            table = table.append_column(name, pa.array(values))
+        tables.append(table)
+    try:
+        merged = pa.concat_tables(tables, promote_options="permissive")
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        written: dict[Path, int] = {}
+        for source, table in zip(by_file, tables, strict=True):
+            target = path.with_name(f"{path.stem}.{source.stem}.parquet")
+            while target in written:
+                target = target.with_name(f"{target.stem}_.parquet")
+            pq.write_table(table, target)
+            written[target] = table.num_rows
+        return written
+    pq.write_table(merged, path)
+    return {path: merged.num_rows}
+
+
+_WRITERS = {"json": _write_json, "jsonl": _write_jsonl, "parquet": _write_parquet}
+
+
+# --- the report's record of it -----------------------------------------------------------
+
+
+def summary_line(summary: DatasetSummary) -> str:
+    counts = ", ".join(f"{summary.counts[s]} {s}" for s in SPLITS)
+    files = ", ".join(f"`{name}`" for name in summary.files) or "none"
+    line = f"Tasks in their own format, by verdict, in `{FOLDER}/`: {counts} ({files})."
+    if summary.not_written:
+        line += f" Not written (no source row): {', '.join(summary.not_written)}."
+    return line
+
+
+def _record_in_report(out_dir: Path, summary: DatasetSummary) -> None:
+    report_json = out_dir / "report.json"
+    if report_json.is_file():
+        data = json.loads(report_json.read_text())
+        if isinstance(data, dict):
+            data["dataset"] = summary.as_json()
+            report_json.write_text(json.dumps(data, indent=2))
+    report_md = out_dir / "report.md"
+    if report_md.is_file():
+        text = report_md.read_text()
+        text = text.split(f"\n{_MARKDOWN_HEADING}\n", 1)[0].rstrip("\n")
+        report_md.write_text(f"{text}\n\n{_MARKDOWN_HEADING}\n\n{summary_line(summary)}\n")
