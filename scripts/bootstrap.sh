@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything hackaudit needs on a fresh Debian machine, idempotent: uv and the locked venv, a Docker
-# engine (installed and started when none answers), and the locally built base image. Exits non-zero
-# with a clear message when something cannot be made available.
+# engine (installed and started when none answers), the locally built base image, and a headless
+# Chromium for the report tests. Exits non-zero with a clear message when something cannot be made
+# available.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,3 +45,9 @@ if ! command -v debootstrap >/dev/null 2>&1; then
 fi
 base=$(bash scripts/base-image.sh) || die "the base image could not be built"
 say "base image $base ready"
+
+# 4. A headless browser: the tests render report.html in it (screenshot and DOM).
+if ! command -v chromium >/dev/null 2>&1; then
+  say "installing chromium"
+  apt_install chromium || die "could not install chromium"
+fi

@@ -37,7 +37,7 @@ def test_audit_gives_every_task_a_verdict_with_evidence(tmp_path: Path) -> None:
 
     done = hackaudit(tmp_path, "audit", str(tasks), "--out", str(out), "-k", "4", "-r", "1")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "Not built yet" in done.stdout  # the judge and repairer say they are missing
+    assert "Not built yet" not in done.stdout  # every service runs
     report = json.loads((out / "report.json").read_text())
     by_id = {t["instance_id"]: t for t in report["tasks"]}
     assert set(by_id) == PICKED
@@ -51,6 +51,8 @@ def test_audit_gives_every_task_a_verdict_with_evidence(tmp_path: Path) -> None:
         assert task["verdict"] in {"KEEP", "FIX", "DROP"}
         assert 0.0 <= task["eqs"] <= 1.0
         assert "V" in task["components"]
+        # the judge ran; without a backend (no Anthropic key here) F1 is left out, saying why
+        assert "F1" in task["components"] or "F1 left out: no judge backend" in task["reason"]
         assert sum(task["candidates"].values()) >= 1
         for exploit in task.get("exploits", []):  # every exploit comes with its diff and evidence
             assert (out / exploit["diff"]).read_text().startswith(("diff", "---"))

@@ -5,7 +5,8 @@ split by verdict, so a curator can train on `keep` at once, mend `fix`, and set 
 split and input format (`json`, `jsonl`, `parquet`), each row as it was read (SWE-bench or
 R2E-Gym alike):
 
-- `keep`: the row unchanged;
+- `keep`: the row unchanged — or, for a task the repairer hardened and its re-audit kept, with
+  the hardened test patch and test lists in place of its own, plus `hackaudit_previous_verdict`;
 - `fix`: plus `hackaudit_reason` and `hackaudit_exploits` (each confirmed exploit's diff, the
   strategy that found it, whether it tampers with the harness, the evidence that it is wrong and
   how to close it);
@@ -42,6 +43,7 @@ SPLITS = ("keep", "fix", "drop", "error")
 FORMATS = ("json", "jsonl", "parquet")
 REASON_FIELD = "hackaudit_reason"
 EXPLOITS_FIELD = "hackaudit_exploits"
+PREVIOUS_FIELD = "hackaudit_previous_verdict"  # a repaired task: its verdict before the repair
 _MARKDOWN_HEADING = "## Hardened dataset"
 _SPLIT_OF = {Verdict.KEEP: "keep", Verdict.FIX: "fix", Verdict.DROP: "drop"}
 
@@ -98,6 +100,7 @@ def write_dataset(
             summary.not_written.append(item.instance_id)
             continue
         split, added = split_of(item, (unaudited or {}).get(item.instance_id))
+        added |= hardened_fields(item, source.row)
         groups[(split, source.format)].append(DatasetRow(source, added))
         summary.counts[split] += 1
     for (split, ext), rows in sorted(groups.items()):
@@ -122,6 +125,31 @@ def split_of(item: TaskReport, unaudited: str | None = None) -> tuple[str, dict[
     if split == "fix":
         added[EXPLOITS_FIELD] = _exploits(item)
     return split, added
+
+
+def hardened_fields(item: TaskReport, row: Mapping[str, Any]) -> dict[str, Any]:
+    """For a task the repairer hardened: its test patch and test lists replacing the row's own
+    (in the row's encoding: SWE-bench's JSON strings stay strings), and the verdict it had before.
+    A row without those fields (another format) gets them as `hackaudit_hardened_*` instead."""
+    task = item.hardened
+    if task is None:
+        return {}
+    values: dict[str, Any] = {
+        "test_patch": task.test_patch,
+        "FAIL_TO_PASS": list(task.fail_to_pass),
+        "PASS_TO_PASS": list(task.pass_to_pass),
+    }
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if key not in row:
+            out[f"hackaudit_hardened_{key.lower()}"] = value
+        elif isinstance(row[key], str) and isinstance(value, list):
+            out[key] = json.dumps(value)
+        else:
+            out[key] = value
+    if item.scored is not None and item.scored.previous_verdict is not None:
+        out[PREVIOUS_FIELD] = item.scored.previous_verdict.value
+    return out
 
 
 def _exploits(item: TaskReport) -> list[dict[str, Any]]:

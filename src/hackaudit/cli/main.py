@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import uuid
 from collections.abc import Callable, Iterator
@@ -17,16 +18,18 @@ from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
-from hackaudit.cli import pipeline, report, runs, runtime, services
+from hackaudit.cli import dataset, inputs, pipeline, report, runs, runtime, services, verdicts_eval
 from hackaudit.cli.bars import bars_columns
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import (
     AuditOptions,
     RunCompleted,
     TaskIngested,
+    TaskScored,
+    Verdict,
 )
 from hackaudit.shared.errors import HackauditError
-from hackaudit.shared.ingest import IngestReport, load_tasks
+from hackaudit.shared.ingest.pass_at_1 import PassAtOneFileError
 from hackaudit.shared.logs import configure_logging
 from hackaudit.shared.service import running
 from hackaudit.shared.settings import BusSettings
@@ -70,6 +73,14 @@ BudgetSeconds = Annotated[
 ExampleTaskPaths = Annotated[
     list[Path] | None, typer.Argument(help="Task files (default: examples/tasks).")
 ]
+PassAtOneFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--pass-at-1",
+        help="External pass@1 for D: CSV/JSON/JSONL of instance_id, successes, attempts, or a "
+        "0/1 CSV matrix of submissions x tasks; replaces the task files' own figures.",
+    ),
+]
 StopWhenHackable = Annotated[
     bool,
     typer.Option(
@@ -79,8 +90,14 @@ StopWhenHackable = Annotated[
 ]
 
 
-def _ingest(paths: list[Path]) -> IngestReport:
-    result = load_tasks(paths)
+def _ingest(paths: list[Path], pass_at_1: Path | None = None) -> inputs.Ingested:
+    try:
+        result = inputs.read_inputs(paths, pass_at_1)
+    except PassAtOneFileError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from exc
+    if result.pass_at_1_note:
+        err.print(escape(result.pass_at_1_note))
     for problem in result.problems:
         err.print(f"[yellow]skipped[/]: {escape(str(problem))}")
     if not result.tasks:
@@ -116,11 +133,12 @@ def audit(
     repos: ReposDir = None,
     budget_seconds: BudgetSeconds = None,
     stop_when_hackable: StopWhenHackable = False,
+    pass_at_1: PassAtOneFile = None,
 ) -> None:
     """Audit task files end to end: every service in this process tree, until every task has a
-    verdict; then a summary table and the report."""
+    verdict; then a summary table, the report, and the tasks by verdict in `<out>/dataset/`."""
     _use_repos(repos)
-    ingested = _ingest(tasks)
+    ingested = _ingest(tasks, pass_at_1)
     settings = BusSettings()
     builders, missing = services.available()
     if missing:
@@ -156,8 +174,10 @@ def audit(
         missing_stages=[m.name for m in missing],
         problems=problems,
     )
+    unaudited = {o.instance_id: f"no image: {o.reason}" for o in ready.failed}
+    written = dataset.write_dataset(out, items, ingested.sources, unaudited=unaudited)
     _print_summary(items)
-    console.print(f"Report: {path}")
+    console.print(f"Report: {path}\n{dataset.summary_line(written)}")
 
 
 def _print_summary(items: list[report.TaskReport]) -> None:
@@ -177,6 +197,32 @@ def _print_summary(items: list[report.TaskReport]) -> None:
             escape(s.reason),
         )
     console.print(table)
+
+
+@app.command("report")
+def report_from_store(
+    out: Annotated[Path, typer.Option(help="Folder for the report.")] = Path(".hackaudit/report"),
+    store: Annotated[
+        Path | None,
+        typer.Option(help="Results store (default: the scorer's, <state dir>/results.duckdb)."),
+    ] = None,
+) -> None:
+    """Write the report (report.json, report.md, report.html, verdicts.jsonl, the evidence) from
+    the results store, at any time: while `hackaudit up` runs, or after. Each task is reported by
+    its latest scored audit."""
+    from hackaudit.cli.report_store import read_reports, store_path
+
+    path = store or store_path(BusSettings())
+    try:
+        items = read_reports(path)
+    except HackauditError as exc:
+        raise _fail(exc) from exc
+    _, missing = services.available()
+    written = report.write_report(out, items, missing_stages=[m.name for m in missing], problems=[])
+    # The hardened dataset (`dataset.write_dataset(out, items, sources)`) is written here once
+    # the task files' rows are at hand: it copies each row as read, which the store does not keep.
+    _print_summary(items)
+    console.print(f"Report: {written} and {written.with_suffix('.html')} (from {path})")
 
 
 # --- long-lived services, submission, status ---------------------------------------------
@@ -224,15 +270,24 @@ def submit(
     rounds: Annotated[int, typer.Option("-r", help="Attack rounds.")] = 3,
     budget_seconds: BudgetSeconds = None,
     stop_when_hackable: StopWhenHackable = False,
+    pass_at_1: PassAtOneFile = None,
+    judge: Annotated[
+        bool,
+        typer.Option(
+            help="Ask the judge service for F1 (it runs in `hackaudit up`; --no-judge where "
+            "none is deployed, else the audits wait for it)."
+        ),
+    ] = True,
 ) -> None:
     """Publish tasks into a running system (`hackaudit up`, or NATS_URL)."""
-    ingested = _ingest(tasks)
+    ingested = _ingest(tasks, pass_at_1)
     settings = BusSettings()
     options = AuditOptions(
         candidates_per_round=candidates,
         rounds=rounds,
         budget_seconds=budget_seconds,
         stop_when_hackable=stop_when_hackable,
+        judge=judge,
     )
 
     async def publish_all() -> None:
@@ -272,6 +327,7 @@ def status() -> None:
     stages.add_row(*(str(n) for n in snapshot.tasks_by_stage.values()))
     console.print(stages)
     console.print(f"messages on the bus: {snapshot.messages}")
+    _print_verdict_counts(settings)
     if not snapshot.dead_letters:
         console.print("dead letters: none")
         return
@@ -283,6 +339,25 @@ def status() -> None:
             letter.subject, str(letter.deliveries), escape(letter.reason), letter.failed_at
         )
     console.print(dead)
+
+
+def _print_verdict_counts(settings: BusSettings) -> None:
+    """Verdicts so far (latest per task), read from the results store while the scorer runs."""
+    from hackaudit.cli.report_store import store_path
+    from hackaudit.scorer.adapters.store import ResultsStoreError, read_verdict_counts
+
+    path = store_path(settings)
+    try:
+        counts = read_verdict_counts(path)
+    except ResultsStoreError as exc:
+        console.print(f"verdicts: none yet ({escape(exc.reason)})")
+        return
+    table = Table(title="verdicts (results store, latest audit per task)")
+    verdicts = ("KEEP", "FIX", "DROP", "ERROR")
+    for verdict in verdicts:
+        table.add_column(verdict, justify="right")
+    table.add_row(*(str(counts.get(v, 0)) for v in verdicts))
+    console.print(table)
 
 
 tasks_app = typer.Typer(help="Task files.", no_args_is_help=True)
@@ -476,6 +551,7 @@ def eval_attacker(
     out: Annotated[
         Path | None, typer.Option(help="Also write the audit report (evidence) here.")
     ] = None,
+    pass_at_1: PassAtOneFile = None,
 ) -> None:
     """Audit the labelled tasks and print the attacker's confusion table: recall on hackable
     tasks, false alarms on robust ones, and what each task cost."""
@@ -484,7 +560,7 @@ def eval_attacker(
 
     _use_repos(repos)
     truth = evaluate.load_labels(labels)
-    ingested = _ingest(tasks or [Path("examples/tasks")])
+    ingested = _ingest(tasks or [Path("examples/tasks")], pass_at_1)
     builders, _ = services.available()
     ready = ensure_images(ingested.tasks, err)
     options = AuditOptions(
@@ -526,10 +602,218 @@ def eval_attacker(
             f"unflagged tasks with a confirmed exploit: {acc.unflagged_found}/{acc.unflagged} "
             "(check each by hand: a weakness no study flagged, or a wrong confirmation)"
         )
+    found = [
+        verdicts_eval.Found(
+            instance_id, s.verdict.value if s else None, _over_strict(s),
+            len(s.harness_exploits) if s else 0,
+        )
+        for cid, instance_id in tracker.correlation_ids.items()
+        for s in [tracker.scored.get(cid)]
+    ]
+    _print_confusion(verdicts_eval.rows_for(truth, found))
     if out is not None:
         report.write_report(
             out, pipeline.task_reports(tracker, ready.tasks), missing_stages=[], problems=[]
         )
+
+
+@eval_app.command("repair")
+def eval_repair(
+    tasks: ExampleTaskPaths = None,
+    candidates: Annotated[int, typer.Option("-k", help="Candidates per round.")] = 5,
+    rounds: Annotated[int, typer.Option("-r", help="Attack rounds.")] = 3,
+    timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 3600.0,
+    repos: ReposDir = None,
+    budget_seconds: BudgetSeconds = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Also write the audit report (evidence) here.")
+    ] = None,
+    pass_at_1: PassAtOneFile = None,
+) -> None:
+    """Audit the tasks with the repairer running and print the repair figures: tests proposed,
+    the gold gate's rejections by reason, exploits blocked, FIX -> KEEP after a fresh re-audit,
+    exploits the re-audits found, iterations and sandbox minutes per repaired task."""
+    from hackaudit.cli import repair_figures
+    from hackaudit.cli.environments import ensure_images
+
+    _use_repos(repos)
+    ingested = _ingest(tasks or [Path("examples/tasks")], pass_at_1)
+    builders, _ = services.available()
+    if "repairer" not in builders:
+        err.print("[red]the repairer service is not available[/]")
+        raise typer.Exit(2)
+    ready = ensure_images(ingested.tasks, err)
+    options = AuditOptions(
+        candidates_per_round=candidates, rounds=rounds, budget_seconds=budget_seconds
+    )
+    try:
+        tracker = asyncio.run(
+            pipeline.run_audit(ready.tasks, options, BusSettings(), builders, limit_s=timeout)
+        )
+    except HackauditError as exc:
+        raise _fail(exc) from exc
+    rows = [
+        repair_figures.RepairRow(
+            instance_id, scored, tracker.repairs.get(cid), tracker.repaired.get(cid)
+        )
+        for cid, instance_id in sorted(tracker.correlation_ids.items(), key=lambda kv: kv[1])
+        for scored in [tracker.scored.get(cid)]
+        if scored is not None and scored.verdict is Verdict.FIX and scored.exploits
+    ]
+    table = Table(title="repair of the FIX tasks")
+    for column in ("task", "outcome", "proposed", "rejected", "blocked", "iterations",
+                   "sandbox min"):  # fmt: skip
+        table.add_column(column)
+    for row in rows:
+        done = row.repair
+        table.add_row(
+            row.instance_id, escape(row.outcome),
+            str(len(done.tests)) if done else "–",
+            ", ".join(f"{k} {v}" for k, v in sorted(done.gate_rejections.items())) or "–"
+            if done else "–",
+            f"{len(done.blocked)}/{len(done.blocked) + len(done.unblocked)}" if done else "–",
+            str(done.iterations) if done else "–",
+            f"{done.sandbox_seconds / 60:.2f}" if done else "–",
+        )  # fmt: skip
+    console.print(table)
+    for line in repair_figures.figures(rows).lines():
+        console.print(line)
+    if out is not None:
+        report.write_report(
+            out, pipeline.task_reports(tracker, ready.tasks), missing_stages=[], problems=[]
+        )
+
+
+def _over_strict(scored: TaskScored | None) -> bool:
+    d = scored.discrimination if scored is not None else None
+    return d is not None and d.over_strict
+
+
+def _print_confusion(rows: list[verdicts_eval.VerdictRow]) -> None:
+    table = Table(title="verdicts against the labels")
+    for column in ("label", *verdicts_eval.VERDICT_COLUMNS, "over-strict", "needed", "met"):
+        table.add_column(column)
+    matrix = verdicts_eval.confusion(rows)
+    for label, counts in sorted(matrix.counts.items()):
+        group = [r for r in rows if r.label == label]
+        met = [r.as_expected for r in group if r.as_expected is not None]
+        table.add_row(
+            label, *(str(counts.get(v, 0)) for v in verdicts_eval.VERDICT_COLUMNS),
+            str(matrix.over_strict.get(label, 0)), group[0].expected,
+            f"{sum(met)}/{len(met)}" if met else "–",
+        )  # fmt: skip
+    console.print(table)
+    console.print(matrix.line())
+    for row in rows:
+        if row.as_expected is False:
+            got = "not reported over-strict" if row.label == "over_strict" else row.verdict
+            console.print(f"  {row.instance_id} ({row.label}): {got}, needed {row.expected}")
+
+
+@eval_app.command("verdicts")
+def eval_verdicts(
+    report_dir: Annotated[
+        Path, typer.Argument(help="A report folder written by `audit` or `report`.")
+    ] = Path(".hackaudit/report"),
+    labels: Annotated[Path, typer.Option(help="Ground truth.")] = Path("examples/labels.json"),
+) -> None:
+    """The verdicts of a finished audit against the labels: hackable tasks FIX, robust ones KEEP,
+    broken / flaky / empty-passes DROP, over-strict ones reported over-strict. Exits 1 if any
+    labelled task did not get what its label needs."""
+    from hackaudit.cli import evaluate
+
+    truth = evaluate.load_labels(labels)
+    path = report_dir / "report.json"
+    try:
+        rows = json.loads(path.read_text())["tasks"]
+        found = [
+            verdicts_eval.Found(
+                r["instance_id"], r.get("verdict"),
+                bool((r.get("discrimination") or {}).get("rejected_correct")),
+                int(r.get("harness_exploits") or 0),
+            )
+            for r in rows
+        ]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        err.print(f"[red]{path}: not a hackaudit report[/] ({exc})")
+        raise typer.Exit(2) from exc
+    table_rows = verdicts_eval.rows_for(truth, found)
+    if not table_rows:
+        err.print(f"[red]{path}: no task of {labels} in this report[/]")
+        raise typer.Exit(2)
+    _print_confusion(table_rows)
+    if any(r.as_expected is False for r in table_rows):
+        raise typer.Exit(1)
+
+
+@eval_app.command("judge")
+def eval_judge(
+    tasks: ExampleTaskPaths = None,
+    labels: Annotated[Path, typer.Option(help="Ground truth.")] = Path("examples/labels.json"),
+    real: Annotated[
+        Path,
+        typer.Option(help="Rebuilt real corpus (tasks.jsonl, ground-truth/); skipped if absent."),
+    ] = Path(".hackaudit/real-corpus"),
+    real_labels: Annotated[Path, typer.Option(help="The real corpus's labels.")] = Path(
+        "examples/real/labels.json"
+    ),
+    samples: Annotated[int, typer.Option(help="Samples per patch.", min=1)] = 3,
+) -> None:
+    """The judge against patches of known truth: accuracy, precision / recall on "incorrect",
+    abstention rate, agreement between samples, and what it cost (HACKAUDIT_JUDGE_* settings)."""
+    from hackaudit.cli import judge_eval
+    from hackaudit.judge.bootstrap import bootstrap
+    from hackaudit.judge.settings import JudgeSettings
+    from hackaudit.shared.contracts import JudgeUsage
+
+    settings = JudgeSettings()
+    if settings.backend is None:
+        err.print("[red]no judge backend configured[/]: nothing to evaluate (see README, judge)")
+        raise typer.Exit(2)
+    items = judge_eval.example_items(tasks or [Path("examples/tasks")], labels)
+    more, note = judge_eval.real_items(real, real_labels)
+    console.print(escape(note))
+    judge = bootstrap(settings, BusSettings().state_dir)
+
+    async def ask() -> tuple[list[judge_eval.Judged], list[JudgeUsage], list[str]]:
+        try:
+            return await judge_eval.judge_items(judge, items + more, samples)
+        finally:
+            if judge.model is not None:
+                await judge.model.close()
+
+    rows, usages, left_out = asyncio.run(ask())
+    table = Table(title=f"judge {settings.backend} {settings.model_name} against known truth")
+    for column in ("task", "patch", "truth", "samples", "judge"):
+        table.add_column(column)
+    for r in rows:
+        details = r.verdict.details if r.verdict else ()
+        said = " ".join(s.label.value if s.outcome.value == "answered" else s.outcome.value
+                        for s in details)  # fmt: skip
+        table.add_row(r.item.task.instance_id, r.item.source, r.item.truth, said,
+                      r.said or "abstain")  # fmt: skip
+    console.print(table)
+    f = judge_eval.figures(rows)
+
+    def show(x: float | None) -> str:
+        return "–" if x is None else f"{x:.2f}"
+
+    console.print(
+        f"patches: {f.total}; accuracy {show(f.accuracy)} ({f.hits}/{f.answered} answered); "
+        f'on "incorrect": precision {show(f.precision_incorrect)} '
+        f"({f.true_incorrect}/{f.said_incorrect}), recall {show(f.recall_incorrect)} "
+        f"({f.true_incorrect}/{f.actually_incorrect}); abstained {f.abstained} "
+        f"({show(f.abstention_rate)}); samples unanimous on {f.unanimous}, pairwise agreement "
+        f"{show(f.pairwise_agreement)}"
+    )
+    u = judge_eval.total_usage(usages)
+    cost = f"${u.cost_usd:.4f}" if u.priced else "unpriced (set HACKAUDIT_JUDGE_PRICE_*)"
+    console.print(
+        f"cost: {u.calls} model calls, {u.cache_hits} cached, {u.input_tokens} input + "
+        f"{u.output_tokens} output tokens, {cost}"
+    )
+    for why in left_out:
+        console.print(f"[yellow]left out[/]: {escape(why)}")
 
 
 bench_app = typer.Typer(help="Benchmarks that print figures.", no_args_is_help=True)

@@ -29,7 +29,13 @@ async def run_audit(
     limit_s: float,
 ) -> progress.AuditTracker:
     audit_id = uuid.uuid4().hex[:8]
-    tracker = progress.AuditTracker({f"{audit_id}/{t.instance_id}": t.instance_id for t in tasks})
+    if "judge" in builders:  # it runs here and always answers (left out, without a backend)
+        options = options.model_copy(update={"judge": True})
+    if "repairer" in builders:  # FIX tasks are repaired here, then re-audited
+        options = options.model_copy(update={"repair": True})
+    tracker = progress.AuditTracker(
+        {f"{audit_id}/{t.instance_id}": t.instance_id for t in tasks}, repair=options.repair
+    )
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     with runtime.bus_url(settings) as url:
         async with AsyncExitStack() as stack:
@@ -47,11 +53,18 @@ async def run_audit(
 
 
 def task_reports(tracker: progress.AuditTracker, tasks: list[Task]) -> list[report.TaskReport]:
-    """One report item per input task, in input order (tasks that never ran have no verdict)."""
+    """One report item per input task, in input order (tasks that never ran have no verdict).
+    A repaired task is reported by its re-audit, whose verdict names the one it replaces."""
     by_instance = {instance: cid for cid, instance in tracker.correlation_ids.items()}
     items = []
     for task in tasks:
         cid = by_instance.get(task.instance_id, "")
+        repaired = tracker.repaired.get(cid)
+        done = tracker.repairs.get(cid)
+        if repaired is not None and done is not None and done.hardened_task is not None:
+            attack = tracker.reaudit_attacks.get(cid)
+            items.append(report.TaskReport(task.instance_id, repaired, attack, done.hardened_task))
+            continue
         items.append(
             report.TaskReport(task.instance_id, tracker.scored.get(cid), tracker.attacks.get(cid))
         )

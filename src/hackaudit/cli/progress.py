@@ -21,10 +21,14 @@ from hackaudit.shared.contracts import (
     AttackCompleted,
     AttackRequested,
     CandidateProposed,
+    RepairCompleted,
     RunCompleted,
     RunPurpose,
     TaskScored,
+    Verdict,
 )
+
+REAUDIT_SUFFIX = "/repaired"  # the scorer's id for the re-audit of a repaired task
 
 
 class Stage(IntEnum):
@@ -52,6 +56,12 @@ class AuditTracker:
     scored: dict[str, TaskScored] = field(default_factory=dict)
     attacks: dict[str, AttackCompleted] = field(default_factory=dict)
     attack_seconds: dict[str, float] = field(default_factory=dict)  # sandbox time of the attack
+    # With repair on, a FIX verdict with task exploits is not final until its repair is in and,
+    # when it hardened the task, the re-audit is scored (keyed by the original correlation id).
+    repair: bool = False
+    repairs: dict[str, RepairCompleted] = field(default_factory=dict)
+    repaired: dict[str, TaskScored] = field(default_factory=dict)
+    reaudit_attacks: dict[str, AttackCompleted] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.stage = dict.fromkeys(self.correlation_ids, Stage.INGESTED)
@@ -66,7 +76,30 @@ class AuditTracker:
         except ValidationError:
             return  # not ours to judge: the services dead-letter what they cannot read
 
+    def _reaudit(self, correlation_id: str) -> str | None:
+        """The original audit's id when `correlation_id` is the re-audit of one of ours."""
+        base = correlation_id.removesuffix(REAUDIT_SUFFIX)
+        return base if base != correlation_id and base in self.stage else None
+
+    def _observe_repair(self, subject: str, data: bytes) -> None:
+        if subject == subjects.REPAIR_COMPLETED:
+            done = RepairCompleted.model_validate_json(data)
+            if done.correlation_id in self.stage:
+                self.repairs[done.correlation_id] = done
+        elif subject == subjects.TASK_SCORED:
+            scored = TaskScored.model_validate_json(data)
+            base = self._reaudit(scored.correlation_id)
+            if base is not None:
+                self.repaired[base] = scored
+        elif subject == subjects.ATTACK_COMPLETED:
+            attack = AttackCompleted.model_validate_json(data)
+            base = self._reaudit(attack.correlation_id)
+            if base is not None:
+                self.reaudit_attacks[base] = attack
+
     def _observe(self, subject: str, data: bytes) -> None:
+        if subject in (subjects.REPAIR_COMPLETED, subjects.TASK_SCORED, subjects.ATTACK_COMPLETED):
+            self._observe_repair(subject, data)
         if subject.startswith(subjects.RUN_COMPLETED + "."):
             run = RunCompleted.model_validate_json(data)
             if run.correlation_id not in self.stage:
@@ -97,9 +130,23 @@ class AuditTracker:
     def reached(self, stage: Stage) -> int:
         return sum(1 for s in self.stage.values() if s >= stage)
 
+    def repair_pending(self, correlation_id: str) -> bool:
+        """Whether the task's verdict still waits for its repair or its re-audit."""
+        scored = self.scored.get(correlation_id)
+        if not self.repair or scored is None:
+            return False
+        if scored.verdict is not Verdict.FIX or not scored.exploits:
+            return False
+        done = self.repairs.get(correlation_id)
+        if done is None:
+            return True
+        return done.hardened_task is not None and correlation_id not in self.repaired
+
     @property
     def done(self) -> bool:
-        return len(self.scored) == len(self.correlation_ids)
+        if len(self.scored) != len(self.correlation_ids):
+            return False
+        return not any(self.repair_pending(cid) for cid in self.scored)
 
 
 async def watch(nc: Client, on_event: Callable[[str, bytes], None]) -> Subscription:

@@ -1,5 +1,7 @@
-"""The audit report: a JSON file for machines, a Markdown summary for people, and the evidence
-(every exploit's diff and why it is known to be wrong) in files beside them."""
+"""The audit report: a JSON file for machines, a Markdown summary and a self-contained HTML page
+for people, and the evidence (every exploit's diff and why it is known to be wrong, every correct
+variant the tests reject) in files beside them. `audit` writes it at the end of a run, `report`
+from the results store at any time; both through `write_report`, so both give the same files."""
 
 from __future__ import annotations
 
@@ -10,8 +12,13 @@ from pathlib import Path
 
 from hackaudit.shared.contracts import (
     AttackCompleted,
+    Candidate,
     CandidateOutcome,
     CandidateVerdict,
+    ReferenceOutcome,
+    ReferenceRole,
+    ReferenceStatus,
+    Task,
     TaskScored,
 )
 
@@ -21,19 +28,26 @@ class TaskReport:
     instance_id: str
     scored: TaskScored | None
     attack: AttackCompleted | None
+    # The task as the repairer hardened it, when `scored` is the verdict of its re-audit.
+    hardened: Task | None = None
 
 
 def write_report(
     out: Path, tasks: list[TaskReport], *, missing_stages: list[str], problems: list[str]
 ) -> Path:
+    from hackaudit.cli.report_html import render_html
+
     out.mkdir(parents=True, exist_ok=True)
+    tasks = sorted(tasks, key=lambda item: item.instance_id)
     rows = []
     for item in tasks:
         row: dict[str, object] = {"instance_id": item.instance_id}
         if item.scored is not None:
             row |= item.scored.model_dump(
-                mode="json", include={"verdict", "eqs", "components", "reason", "hackable"}
-            )
+                mode="json",
+                include={"verdict", "eqs", "components", "reason", "hackable", "discrimination",
+                         "policy", "d_source"},
+            )  # fmt: skip
             row["harness_exploits"] = len(item.scored.harness_exploits)
         else:
             row |= {"verdict": None, "reason": "no verdict: the audit did not finish"}
@@ -43,6 +57,9 @@ def write_report(
             row["harness_evidence"] = _write_evidence(out, item.attack, tampering=True)
             row["unconfirmed"] = _write_unconfirmed(out, item.attack)
             row |= _budget(item.attack)
+            if item.attack.reference is not None:
+                row["reference"] = _reference_counts(item.attack)
+                row["over_strict"] = _write_over_strict(out, item.attack)
         rows.append(row)
     summary = {
         "tasks": len(tasks),
@@ -55,7 +72,53 @@ def write_report(
         for r in rows:
             fh.write(json.dumps({"instance_id": r["instance_id"], "verdict": r["verdict"]}) + "\n")
     (out / "report.md").write_text(_markdown(rows, missing_stages, problems))
+    (out / "report.html").write_text(
+        render_html(tasks, missing_stages=missing_stages, problems=problems), encoding="utf-8"
+    )
     return out / "report.md"
+
+
+def evidence_path(folder: str, candidate: Candidate) -> str:
+    """Where a candidate's diff is written, relative to the report folder."""
+    return f"{folder}/{candidate.instance_id}/{candidate.content_hash}.diff"
+
+
+def rejected_correct(attack: AttackCompleted) -> list[ReferenceOutcome]:
+    """Correct variants of gold (C+) that the task's tests reject: the over-strict evidence."""
+    pool = attack.reference.outcomes if attack.reference else ()
+    return [
+        o for o in pool if o.role is ReferenceRole.CORRECT and o.status is ReferenceStatus.REJECTED
+    ]
+
+
+def _reference_counts(attack: AttackCompleted) -> dict[str, object]:
+    """The reference pool V was computed from: members by role and status, and its sample."""
+    assert attack.reference is not None
+    counts = Counter(f"{o.role.value}/{o.status.value}" for o in attack.reference.outcomes)
+    return {
+        "members": dict(sorted(counts.items())),
+        "seed": attack.reference.seed,
+        "sample_size": attack.reference.sample_size,
+        "sandbox_seconds": attack.reference.sandbox_seconds,
+    }
+
+
+def _write_over_strict(out: Path, attack: AttackCompleted) -> list[dict[str, str]]:
+    found = []
+    for outcome in rejected_correct(attack):
+        candidate = outcome.candidate
+        relative = evidence_path("over_strict", candidate)
+        (out / relative).parent.mkdir(parents=True, exist_ok=True)
+        (out / relative).write_text(candidate.diff or json.dumps(candidate.files, indent=2))
+        found.append(
+            {
+                "candidate": candidate.candidate_id,
+                "kind": outcome.kind,
+                "diff": relative,
+                "evidence": outcome.evidence,
+            }
+        )
+    return found
 
 
 def _write_evidence(out: Path, attack: AttackCompleted, *, tampering: bool) -> list[dict[str, str]]:
@@ -80,9 +143,8 @@ def _write_outcomes(
     found = []
     for outcome in outcomes:
         candidate = outcome.candidate
-        task_folder = folder / candidate.instance_id
-        task_folder.mkdir(parents=True, exist_ok=True)
-        path = task_folder / f"{candidate.content_hash}.diff"
+        path = out / evidence_path(folder.name, candidate)
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(candidate.diff or json.dumps(candidate.files, indent=2))
         found.append(
             {
@@ -156,6 +218,36 @@ def _advice_markdown(rows: list[dict[str, object]]) -> list[str]:
     return ["", "## How to close the task exploits", "", *lines]
 
 
+def _components_markdown(rows: list[dict[str, object]]) -> list[str]:
+    """What V and D were computed from, the policy that ran, and the over-strict tasks."""
+    lines: list[str] = []
+    policies = {str(r["policy"]) for r in rows if r.get("policy")}
+    for r in rows:
+        parts = []
+        d = r.get("discrimination")
+        if isinstance(d, dict):
+            parts.append(
+                f"V from TPR {d['tpr']:.2f}, TNR {d['tnr']:.2f} over {d['correct']} correct and "
+                f"{d['incorrect']} incorrect variants "
+                f"({d['correct_left_out'] + d['incorrect_left_out']} left out)"
+            )
+            if d.get("rejected_correct"):
+                parts.append(
+                    f"over-strict: rejects {len(d['rejected_correct'])} correct variant(s)"
+                )
+        if r.get("d_source"):
+            parts.append(f"D from {r['d_source']}")
+        if r.get("policy") and len(policies) > 1:
+            parts.append(f"policy: {r['policy']}")
+        if parts:
+            lines.append(f"- {r['instance_id']}: " + "; ".join(str(p) for p in parts))
+    if len(policies) == 1:
+        lines.insert(0, f"Verdict policy: {policies.pop()}.\n")
+    if not lines:
+        return []
+    return ["", "## What the scores were computed from", "", *lines]
+
+
 def _markdown(rows: list[dict[str, object]], missing: list[str], problems: list[str]) -> str:
     lines = ["# hackaudit report", ""]
     if missing:
@@ -168,6 +260,7 @@ def _markdown(rows: list[dict[str, object]], missing: list[str], problems: list[
             f"| {r['instance_id']} | {r.get('verdict') or '–'} | {eqs_text} | "
             f"{r.get('hackable', '–')} | {str(r.get('reason', '')).replace('|', '/')} |"
         )
+    lines += _components_markdown(rows)
     lines += _budget_markdown(rows)
     lines += _advice_markdown(rows)
     harness = [r for r in rows if r.get("harness_exploits")]

@@ -236,8 +236,9 @@ def test_copy_removed_leaves_plain_calls_alone() -> None:
 def test_a_one_line_gold_patch_still_gets_mutants_of_its_line(partitions_task) -> None:
     found = mutation.mutants(partitions_task)
     changed = {c.provenance.detail.split(":")[0]: c.diff for c in found}
-    # `dict(ms) -> ms` would be the base line again: that is the partial fix, not a mutant.
-    assert set(changed) == {"return_value", "early_return", "statement_deletion"}
+    # `dict(ms) -> ms` would be the base line again: that is the partial fix, not a mutant; the
+    # copy made into one refilled container is the wrong fix that looks right item by item.
+    assert set(changed) == {"return_value", "early_return", "statement_deletion", "reused_copy"}
     assert "+        yield None\n" in changed["return_value"]
     assert "+        return\n" in changed["early_return"]
     assert all(behaviour.changes_behaviour(partitions_task.patch, c.diff) for c in found)

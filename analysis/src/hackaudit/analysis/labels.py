@@ -13,8 +13,8 @@ then ``flagged`` or ``hackable``; strata: ``difficulty``, then ``stratum``). A t
 null or empty is left out (and counted as missing by the design). Flags must be booleans, 0/1 or
 true/false/yes/no. Every problem raises :class:`InputFileError` naming the file and field.
 
-Reading flags from the scorer's results store is not supported yet: that store does not exist.
-Export its flags to one of the shapes above and pass the file instead.
+Flags also come from the scorer's results store (a ``.duckdb`` file), read-only, also while a
+scorer runs: it holds the file only during a save, so the reader retries for a few seconds.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def load_flags_from_results_store(path: Path) -> dict[str, bool]:
     if not path.is_file():
         raise InputFileError(path, "no such results store")
     try:
-        with duckdb.connect(str(path), read_only=True) as db:
+        with _read_only(path) as db:
             rows = db.execute(
                 "SELECT instance_id, arg_max(hackable, scored_at) FROM scores "
                 "WHERE hackable IS NOT NULL GROUP BY instance_id"
@@ -63,6 +63,22 @@ def load_flags_from_results_store(path: Path) -> dict[str, bool]:
     if not rows:
         raise InputFileError(path, "no scored task with a hackable flag", "scores.hackable")
     return {str(instance_id): bool(flag) for instance_id, flag in rows}
+
+
+def _read_only(path: Path, wait_s: float = 10.0) -> Any:
+    """A read-only connection, retried while a scorer's save holds the file's lock."""
+    import time
+
+    import duckdb
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=True)
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def load_strata(path: Path, field: str = DEFAULT_STRATUM_FIELD) -> dict[str, str]:

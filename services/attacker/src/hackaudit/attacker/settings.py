@@ -17,6 +17,7 @@ from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hackaudit.attacker.domain.confirmation import ConfirmationConfig, SuiteScope
+from hackaudit.attacker.domain.reference import DEFAULT_SAMPLE_SIZE
 from hackaudit.attacker.domain.strategies.llm import LLMParams
 from hackaudit.attacker.service_layer.attack import AttackConfig
 
@@ -62,6 +63,8 @@ class AttackerSettings(BaseSettings):
     sandbox_wait_s: float = Field(default=1800.0, gt=0)
     # Attack budget in sandbox-seconds for requests that carry none (default: K × R candidates).
     budget_seconds: float | None = Field(default=None, gt=0)
+    # Reference mutants of gold in each task's reference pool; 0: no pool is evaluated.
+    reference_sample: int = Field(default=DEFAULT_SAMPLE_SIZE, ge=0)
 
     @property
     def llm_api_key(self) -> SecretStr | None:
@@ -105,6 +108,7 @@ class AttackerSettings(BaseSettings):
             llm_share=self.llm_share,
             max_log_chars=self.attack_log_chars,
             budget_seconds=self.budget_seconds,
+            reference_sample=self.reference_sample,
             confirmation=ConfirmationConfig(
                 held_back=self.confirm_held_back,
                 probes=self.confirm_probes,

@@ -1,7 +1,7 @@
-"""`python -m hackaudit.judge`: not built yet; says so instead of idling."""
+"""`python -m hackaudit.judge`: the judge service on its own, until SIGINT or SIGTERM."""
 
-import sys
+from hackaudit.judge.app import build
+from hackaudit.shared.service import serve
 
 if __name__ == "__main__":
-    sys.stderr.write("hackaudit.judge is not built yet: audits run without it and say so.\n")
-    sys.exit(2)
+    serve(build)

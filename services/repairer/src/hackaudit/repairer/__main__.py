@@ -1,7 +1,7 @@
-"""`python -m hackaudit.repairer`: not built yet; says so instead of idling."""
+"""`python -m hackaudit.repairer`: the repairer as a standalone service (NATS_URL names the bus)."""
 
-import sys
+from hackaudit.repairer.app import build
+from hackaudit.shared.service import serve
 
 if __name__ == "__main__":
-    sys.stderr.write("hackaudit.repairer is not built yet: audits run without it and say so.\n")
-    sys.exit(2)
+    serve(build)

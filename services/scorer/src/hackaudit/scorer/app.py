@@ -11,7 +11,14 @@ from hackaudit.scorer.adapters.store import DuckDBAuditStore
 from hackaudit.scorer.domain.eqs import ScoringPolicy
 from hackaudit.scorer.handlers import ScorerHandlers
 from hackaudit.shared import bus, subjects
-from hackaudit.shared.contracts import AttackCompleted, Message, RunCompleted, TaskIngested
+from hackaudit.shared.contracts import (
+    AttackCompleted,
+    JudgeCompleted,
+    Message,
+    RepairCompleted,
+    RunCompleted,
+    TaskIngested,
+)
 from hackaudit.shared.service import Service
 from hackaudit.shared.settings import BusSettings
 
@@ -29,6 +36,10 @@ class ScorerSettings(BaseSettings):
     exploit_never_keep: bool = True  # HACKAUDIT_SCORER_EXPLOIT_NEVER_KEEP=false: thresholds only
     harness_caps: bool = False  # HACKAUDIT_SCORER_HARNESS_CAPS=true: harness exploits cap too
 
+    def store_path(self, bus_settings: BusSettings) -> Path:
+        """The results store's file; readers (`hackaudit report`, `status`) use the same."""
+        return self.results_db or bus_settings.state_dir / "results.duckdb"
+
     def policy(self) -> ScoringPolicy:
         return ScoringPolicy(
             weight_v=self.weight_v,
@@ -44,8 +55,14 @@ class ScorerSettings(BaseSettings):
 
 def build(bus_settings: BusSettings, settings: ScorerSettings | None = None) -> Service:
     settings = settings or ScorerSettings()
-    store = DuckDBAuditStore(settings.results_db or bus_settings.state_dir / "results.duckdb")
-    consumers = [subjects.SCORER_INGESTED, subjects.SCORER_RUNS, subjects.SCORER_ATTACKS]
+    store = DuckDBAuditStore(settings.store_path(bus_settings))
+    consumers = [
+        subjects.SCORER_INGESTED,
+        subjects.SCORER_RUNS,
+        subjects.SCORER_ATTACKS,
+        subjects.SCORER_JUDGEMENTS,
+        subjects.SCORER_REPAIRS,
+    ]
 
     def attach(broker: NatsBroker) -> None:
         async def send(subject: str, message: Message) -> None:
@@ -63,6 +80,20 @@ def build(bus_settings: BusSettings, settings: ScorerSettings | None = None) -> 
             subjects.SCORER_ATTACKS,
             AttackCompleted,
             handlers.attack_completed,
+            bus_settings,
+        )
+        bus.subscribe(
+            broker,
+            subjects.SCORER_JUDGEMENTS,
+            JudgeCompleted,
+            handlers.judge_completed,
+            bus_settings,
+        )
+        bus.subscribe(
+            broker,
+            subjects.SCORER_REPAIRS,
+            RepairCompleted,
+            handlers.repair_completed,
             bus_settings,
         )
 

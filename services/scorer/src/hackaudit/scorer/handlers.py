@@ -5,13 +5,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from hackaudit.scorer.adapters.store import AuditStore
-from hackaudit.scorer.domain import audit
+from hackaudit.scorer.domain import audit, repair
 from hackaudit.scorer.domain.eqs import ScoringPolicy
 from hackaudit.shared import subjects
 from hackaudit.shared.contracts import (
     AttackCompleted,
     AttackRequested,
+    JudgeCompleted,
+    JudgeRequested,
     Message,
+    RepairCompleted,
+    RepairRequested,
     RunCompleted,
     RunRequested,
     TaskIngested,
@@ -27,6 +31,9 @@ SUBJECT_OF: dict[type[Message], str] = {
     RunRequested: subjects.RUN_REQUESTED,
     AttackRequested: subjects.ATTACK_REQUESTED,
     TaskScored: subjects.TASK_SCORED,
+    JudgeRequested: subjects.JUDGE_REQUESTED,
+    RepairRequested: subjects.REPAIR_REQUESTED,
+    TaskIngested: subjects.TASK_INGESTED,  # the re-audit of a repaired task
 }
 
 
@@ -57,12 +64,40 @@ class ScorerHandlers:
         await self._emit(out)
 
     async def run_completed(self, msg: RunCompleted) -> None:
-        state, out = audit.on_run(self._state(msg.correlation_id), msg, self.policy)
+        state, out = repair.after_score(
+            *audit.on_run(self._state(msg.correlation_id), msg, self.policy)
+        )
         self.store.save(state)
         await self._emit(out)
 
     async def attack_completed(self, msg: AttackCompleted) -> None:
         state, out = audit.on_attack(self._state(msg.correlation_id), msg, self.policy)
+        await self._scored(state, out)
+
+    async def judge_completed(self, msg: JudgeCompleted) -> None:
+        state = self.store.load(msg.correlation_id)
+        if state is None:
+            return  # a judgement asked for by another service, about an audit not ours
+        state, out = audit.on_judge(state, msg, self.policy)
+        await self._scored(state, out)
+
+    async def repair_completed(self, msg: RepairCompleted) -> None:
+        state = self.store.load(msg.correlation_id)
+        if state is None:
+            return  # a repair asked for by someone else, about an audit not ours
+        state, out = repair.on_repair(state, msg)
+        self.store.save(state)
+        log.info(
+            "repair in",
+            task=state.task.instance_id,
+            blocked=len(msg.blocked),
+            unblocked=len(msg.unblocked),
+            reaudit=bool(out),
+        )
+        await self._emit(out)
+
+    async def _scored(self, state: audit.AuditState, out: list[Message]) -> None:
+        state, out = repair.after_score(state, out)
         self.store.save(state)
         if state.scored is not None:
             log.info(

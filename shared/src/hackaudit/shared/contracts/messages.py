@@ -60,11 +60,22 @@ class AuditOptions(BaseModel):
     # A budget in sandbox-seconds instead of rounds × candidates: candidates are graded round
     # after round (K per round) until their runs have taken this long.
     budget_seconds: float | None = Field(default=None, gt=0)
+    # Ask the judge service about the candidates for F1 (set by whoever knows one is running;
+    # off: F1 is left out and the score says so).
+    judge: bool = False
+    # Send a FIX task with exploits to the repairer service, then re-audit the hardened task (set
+    # by whoever knows a repairer is running; off: the FIX verdict is final).
+    repair: bool = False
+    # Varied for a re-audit, so that every key derived from the options (the attack's) is new.
+    seed: int = Field(default=0, ge=0)
 
 
 class TaskIngested(Message):
     task: Task
     options: AuditOptions = Field(default_factory=AuditOptions)
+    # A re-audit of a repaired task: the audit whose repair hardened it, and that audit's verdict.
+    repaired_from: str = ""
+    previous_verdict: str = ""
 
 
 class AttackRequested(Message):
@@ -86,6 +97,22 @@ class CandidateVerdict(StrEnum):
     INVALID = "invalid"  # did not apply, or could not be run
 
 
+class ProbeDifference(BaseModel):
+    """An input on which a candidate behaves unlike gold: the call (or a replayed test's
+    expression), where it was looked up, and both outcomes. A regression test can be written
+    from it (the repairer's offline augmenter)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    origin: str  # "probe": a call of what gold changes; "replay": an expression a test asserts on
+    expression: str  # Python source of the call, e.g. "Poly([1, 0, -1]).__str__()"
+    function: str = ""  # dotted name the expression starts from ("Poly", "Poly.__str__", "f")
+    modules: tuple[str, ...] = ()  # where `function` is looked up, first match wins
+    test: str = ""  # for "replay": the test ("path::function") the expression comes from
+    gold: str = ""  # gold's outcome, as the probe reports it
+    candidate: str = ""
+
+
 class CandidateOutcome(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -96,6 +123,8 @@ class CandidateOutcome(BaseModel):
     # The candidate tampers with the verifier itself (test files, test configuration, the runner)
     # instead of getting past the task's tests: a finding about the harness, not the task.
     tampering: bool = False
+    # The inputs on which a confirmed exploit differs from gold (from the differential probes).
+    differences: tuple[ProbeDifference, ...] = ()
     # What a confirmed exploit says about the task and how to close it ("" when not an exploit).
     advice: str = ""
 
@@ -259,17 +288,59 @@ class RunCompleted(Message):
 # --- judge, score, repair --------------------------------------------------------------------
 
 
+class JudgeQuestion(StrEnum):
+    # "Is this patch a correct fix for the issue?" -> correct / partial / incorrect
+    CORRECTNESS = "correctness"
+    # "Does this test block this exploit without rejecting a correct fix?" -> blocks / does not
+    BLOCKING = "blocking"
+
+
 class JudgeLabel(StrEnum):
     CORRECT = "correct"
     PARTIAL = "partial"
     INCORRECT = "incorrect"
     ABSTAIN = "abstain"
+    BLOCKS = "blocks"
+    DOES_NOT_BLOCK = "does_not_block"
+
+
+class JudgeSampleOutcome(StrEnum):
+    """What became of one sample: an answer, or the recorded reason there is none."""
+
+    ANSWERED = "answered"
+    MALFORMED = "malformed"  # not the structured answer the schema asks for
+    TRUNCATED = "truncated"  # the output limit came first
+    REFUSED = "refused"
+    RATE_LIMITED = "rate_limited"  # still 429 after the retries
+    TIMEOUT = "timeout"
+    UNAVAILABLE = "unavailable"  # 5xx after the retries, connection refused, unreadable body
+    NOT_ASKED = "not_asked"  # the budget was spent before this sample
 
 
 class JudgeRequested(Message):
     task: Task
     candidates: tuple[Candidate, ...]
     samples: int = Field(default=3, ge=1)
+    question: JudgeQuestion = JudgeQuestion.CORRECTNESS
+    # BLOCKING only: the proposed test patch; the candidates are the exploits it should block.
+    test_patch: str | None = None
+    requested_by: str = ""
+
+
+class JudgeSample(BaseModel):
+    """One sample's answer with its semi-formal reasoning, or why it has none."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: JudgeLabel  # ABSTAIN when the sample has no answer
+    outcome: JudgeSampleOutcome = JudgeSampleOutcome.ANSWERED
+    premises: tuple[str, ...] = ()  # what the issue requires, what the tests check
+    trace: str = ""  # the patch (or test) traced against the premises
+    conclusion: str = ""
+    detail: str = ""  # for a failed sample: what the backend said (status, stop reason)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached: bool = False
 
 
 class JudgeVerdict(BaseModel):
@@ -278,11 +349,65 @@ class JudgeVerdict(BaseModel):
     candidate_id: str
     samples: tuple[JudgeLabel, ...]
     label: JudgeLabel
+    # Every sample with its rationale, and why the vote abstained when it did.
+    details: tuple[JudgeSample, ...] = ()
+    reason: str = ""
+
+
+class JudgeUsage(BaseModel):
+    """What a judge request cost: model calls, cache hits, tokens and their price."""
+
+    model_config = ConfigDict(frozen=True)
+
+    backend: str = ""
+    model: str = ""
+    calls: int = 0  # requests sent to the model (cache hits not included)
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    priced: bool = False  # False: no price configured for the model, cost_usd means nothing
 
 
 class JudgeCompleted(Message):
     instance_id: str
     verdicts: tuple[JudgeVerdict, ...] = ()
+    request_key: str = ""
+    question: JudgeQuestion = JudgeQuestion.CORRECTNESS
+    # Why nothing was judged (no backend configured, the budget spent); empty when judged.
+    left_out: str = ""
+    usage: JudgeUsage | None = None
+    requested_by: str = ""
+
+    def _key_material(self) -> dict[str, Any]:
+        # The answer to one request: judged again after a redelivery (costs and cache hits
+        # differ), it is still the same answer, so the broker keeps the first one published.
+        if not self.request_key:
+            return super()._key_material()
+        return {"request_key": self.request_key}
+
+
+class JudgeAgreement(BaseModel):
+    """F1's inputs: the judge's majority labels beside execution's over the candidates asked about.
+
+    Positive = "correct"; the judge's "partial" counts as incorrect; execution's label is
+    "resolved and not confirmed incorrect". Abstentions are left out of F1 and counted.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    f1: float | None = None
+    true_positive: int = 0
+    false_positive: int = 0  # the judge says correct, execution says not
+    false_negative: int = 0  # execution says correct, the judge says not
+    true_negative: int = 0
+    abstained: int = 0
+    # Why F1 was not computed (no judge asked, no backend, budget spent, every vote abstained).
+    left_out: str = ""
+    # candidate id -> execution's label (True: resolved and not confirmed incorrect)
+    execution: dict[str, bool] = Field(default_factory=dict)
+    verdicts: tuple[JudgeVerdict, ...] = ()
+    usage: JudgeUsage | None = None
 
 
 class Verdict(StrEnum):
@@ -307,6 +432,11 @@ class TaskScored(Message):
     policy: str = ""
     # Where D came from ("task file", "resolved matrix <file>", ...); empty without D.
     d_source: str = ""
+    # F1's inputs, every sample's rationale and what the judge cost (None: no judge asked).
+    judge: JudgeAgreement | None = None
+    # For the re-audit of a repaired task: the audit whose verdict this one replaces (both kept).
+    repaired_from: str = ""
+    previous_verdict: Verdict | None = None
 
 
 class Discrimination(BaseModel):
@@ -332,9 +462,53 @@ class Discrimination(BaseModel):
 
 
 class RepairRequested(Message):
+    """Order to harden a FIX task's tests until they block its exploits (or the budget is spent)."""
+
     task: Task
     exploits: tuple[Candidate, ...]
     max_iterations: int = Field(default=3, ge=1)
+    # Each exploit's outcome as the attack confirmed it: its evidence and the inputs on which it
+    # differs from gold (what the offline augmenter writes regression tests from).
+    outcomes: tuple[CandidateOutcome, ...] = ()
+    # The reference pool's correct variants (C+ accepted by the task's tests, gold excluded): a
+    # new test must pass on each of them too ("do no harm").
+    correct_variants: tuple[Candidate, ...] = ()
+    budget_seconds: float | None = Field(default=None, gt=0)  # sandbox-seconds for the repair
+    budget_tokens: int | None = Field(default=None, ge=0)  # model tokens for the LLM augmenter
+    gold_repeats: int = Field(default=3, ge=1)  # gold gate runs (a test that differs is flaky)
+    requested_by: str = ""
+
+
+class GateReason(StrEnum):
+    """Why a proposed test was thrown away, gate by gate."""
+
+    SYNTAX = "syntax"
+    NOT_COLLECTED = "not_collected"
+    IMPORT_ERROR = "import_error"
+    FAILS_ON_GOLD = "fails_on_gold"
+    FLAKY = "flaky"
+    TIMEOUT = "timeout"
+    DOES_NOT_BLOCK = "does_not_block"
+    REJECTS_CORRECT = "rejects_correct_variant"
+
+
+class ProposedTest(BaseModel):
+    """One test an augmenter proposed, and what the gates made of it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str  # the test function's name
+    file: str  # the test file it was written into
+    exploit: str  # candidate id of the exploit it targets
+    augmenter: str  # "offline" or "llm"
+    origin: str = ""  # the difference it was written from, or the model's note
+    source: str = ""  # the test's text as inserted
+    iteration: int = 1
+    accepted: bool = False
+    rejection: GateReason | None = None
+    detail: str = ""  # why it was rejected, or which exploits it blocks
+    test_ids: tuple[str, ...] = ()  # as the task's log parser names it (accepted tests)
+    blocks: tuple[str, ...] = ()  # candidate ids of the exploits it blocks
 
 
 class RepairCompleted(Message):
@@ -343,6 +517,13 @@ class RepairCompleted(Message):
     blocked: tuple[str, ...] = ()
     unblocked: tuple[str, ...] = ()
     gate_rejections: dict[str, int] = Field(default_factory=dict)
+    # Every proposed test with its fate, the loop's spending, and why nothing was hardened.
+    tests: tuple[ProposedTest, ...] = ()
+    iterations: int = 0
+    sandbox_seconds: float = 0.0
+    tokens: int = 0
+    reason: str = ""
+    requested_by: str = ""
 
 
 # --- faults ----------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from hackaudit.attacker.domain.strategies.harness import NAME as HARNESS
 from hackaudit.shared.contracts import (
     Candidate,
     CandidateVerdict,
+    ProbeDifference,
     RunResult,
     RunStatus,
     Task,
@@ -80,6 +81,9 @@ class CheckResult(BaseModel):
     check: Check
     evidence: str | None = None  # set: the candidate is shown incorrect
     note: str = ""  # what was compared, or why the check could not run
+    compared: int = 0  # probe cases and replayed observations compared with gold
+    # The inputs on which the candidate differs from gold (probe check), for regression tests.
+    differences: tuple[ProbeDifference, ...] = ()
 
 
 def by_construction(candidate: Candidate, result: RunResult) -> CheckResult:
@@ -200,21 +204,24 @@ def compare_probes(
     gold: Sequence[RunResult],
     candidate: RunResult,
     replayed: Sequence[replay.ReplayTarget] = (),
+    deliberate: frozenset[str] = frozenset(),
 ) -> CheckResult:
     """Evidence when the candidate's outcome differs from gold's on a case gold is stable on:
-    a probe call, or an observation of a replayed test (its expression and both outcomes)."""
+    a probe call, or an observation of a replayed test (its expression and both outcomes);
+    `deliberate`: the exception types gold's added lines raise (`replay.differences`)."""
     if candidate.status is not RunStatus.COMPLETED:
         return CheckResult(check=Check.PROBES, note=f"candidate run ended {candidate.status.value}")
     reference = probes.reference(gold)
-    observed, replay_found = replay.differences(replayed, gold, candidate)
+    observed, replay_found = replay.differences(replayed, gold, candidate, deliberate)
     if not reference and not observed:
         return CheckResult(check=Check.PROBES, note=_probe_load_problem(gold))
     found = probes.differences(cases, reference, probes.outputs(candidate)) if reference else []
     parts = [f"{len(reference)} probe cases"] if reference else []
     parts += [f"{observed} observations of replayed tests"] if observed else []
     compared = " and ".join(parts)
+    count = _compared(reference, gold, candidate, replayed)
     if not found and not replay_found:
-        return CheckResult(check=Check.PROBES, note=f"{compared} agree with gold")
+        return CheckResult(check=Check.PROBES, note=f"{compared} agree with gold", compared=count)
     listed = [
         f"`{d.expression}` in {d.test}: gold {d.gold}, candidate {d.candidate}"
         for d in replay_found[:MAX_LISTED]
@@ -226,11 +233,61 @@ def compare_probes(
     total = len(found) + len(replay_found)
     more = f" and {total - len(listed)} more" if total > len(listed) else ""
     evidence = f"{total} of {compared} differ from gold: " + "; ".join(listed) + more
-    return CheckResult(check=Check.PROBES, evidence=evidence)
+    found_all = _probe_differences(cases, found) + _replay_differences(replay_found)
+    return CheckResult(check=Check.PROBES, evidence=evidence, compared=count, differences=found_all)
+
+
+def _probe_differences(
+    cases: Sequence[probes.ProbeCase], found: Sequence[tuple[int, probes.Output, probes.Output]]
+) -> tuple[ProbeDifference, ...]:
+    return tuple(
+        ProbeDifference(
+            origin="probe",
+            expression=cases[i].describe(),
+            function=cases[i].function,
+            modules=cases[i].modules,
+            gold=g.head or g.tag,
+            candidate=c.head or c.tag,
+        )
+        for i, g, c in found
+    )
+
+
+def _replay_differences(found: Sequence[replay.Difference]) -> tuple[ProbeDifference, ...]:
+    return tuple(
+        ProbeDifference(
+            origin="replay",
+            expression=d.expression,
+            test=d.test,
+            gold=d.gold,
+            candidate=d.candidate,
+        )
+        for d in found
+    )
+
+
+def _compared(
+    reference: dict[int, probes.Output],
+    gold: Sequence[RunResult],
+    candidate: RunResult,
+    replayed: Sequence[replay.ReplayTarget],
+) -> int:
+    """How many of gold's stable probe outcomes and observations the candidate's run reported
+    too (a case the candidate's run never reached is compared with nothing)."""
+    got = probes.outputs(candidate)
+    count = sum(1 for i in reference if i in got and got[i].comparable)
+    if replayed:
+        count += len(set(replay.reference(gold)) & set(replay.observations(candidate)))
+    return count
 
 
 def graded_tests(task: Task) -> set[str]:
     return {*task.fail_to_pass, *task.pass_to_pass}
+
+
+def differences(results: Sequence[CheckResult]) -> tuple[ProbeDifference, ...]:
+    """Every input on which the checks saw the candidate differ from gold, in check order."""
+    return tuple(d for r in results for d in r.differences)
 
 
 def verdict(results: Sequence[CheckResult]) -> tuple[CandidateVerdict, str]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from hackaudit.attacker.domain import behaviour, diffs
+from hackaudit.attacker.domain import reference as ref
 from hackaudit.attacker.domain.strategies.base import Category, Feedback, with_round
 from hackaudit.attacker.domain.strategies.llm import INVALID_PREFIX
 from hackaudit.shared.contracts import (
@@ -120,6 +121,7 @@ class RoundState(BaseModel):
     equivalent_skipped: int = 0  # offline candidates equal to gold but for text
     llm_equivalent_skipped: int = 0
     not_applicable: tuple[str, ...] = ()
+    reference: ref.ReferenceProgress | None = None  # the reference pool, once planned
 
     @property
     def hackable(self) -> bool:
@@ -443,4 +445,9 @@ def completed(state: RoundState) -> AttackCompleted:
         budget_note=budget_note(state),
         equivalent_skipped=state.equivalent_skipped + state.llm_equivalent_skipped,
         not_applicable=state.not_applicable,
+        reference=(
+            ref.pool(state.reference)
+            if state.reference is not None and state.reference.finished
+            else None
+        ),
     )

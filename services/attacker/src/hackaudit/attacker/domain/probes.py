@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hackaudit.attacker.domain import diffs, pysource, replay, targets
+from hackaudit.attacker.domain import diffs, issue_examples, pysource, replay, targets
 from hackaudit.attacker.domain.layout import layout
 from hackaudit.attacker.domain.probe_inputs import Inputs, input_sets, pool_sets
 from hackaudit.attacker.domain.probe_source import CLASS, LOADED, PROBE_PATH, render
@@ -254,11 +254,14 @@ def patch(
     cases: Sequence[ProbeCase], task: Task | None = None, found: Sequence[ReplayTarget] = ()
 ) -> str:
     """The run's test patch: the task's own (so the test files read as the tests see them) and
-    the probe file, with the replay of `found` when a task is given."""
+    the probe file, with the replay of `found` when a task is given (and the module of the
+    issue's examples when `found` replays them)."""
     replayed = replay.source(task, found) if task is not None else ""
-    probe = diffs.emit_patch(
-        diffs.Patch(files=(diffs.new_file(PROBE_PATH, source(cases, replayed)),))
-    )
+    files = [diffs.new_file(PROBE_PATH, source(cases, replayed))]
+    examples = issue_examples.module_source(task) if task is not None else None
+    if examples is not None and any(t.path == issue_examples.ISSUE_PATH for t in found):
+        files.append(diffs.new_file(issue_examples.ISSUE_PATH, examples))
+    probe = diffs.emit_patch(diffs.Patch(files=tuple(files)))
     if task is None or not task.test_patch.strip():
         return probe
     return task.test_patch.rstrip("\n") + "\n" + probe

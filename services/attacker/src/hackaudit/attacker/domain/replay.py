@@ -9,7 +9,9 @@ and reads the observations back from the names of the tests a probe run reported
 An observation counts when every gold run gives it the same stable outcome. The candidate
 differs when its outcome for such an observation differs, or when its replay of a test ends
 with an exception where gold's runs through. A *variant* on which gold raises is left out: that
-input is outside what the code is asked to handle, and a difference there says nothing.
+input is outside what the code is asked to handle, and a difference there says nothing — unless
+gold raises there an exception type its own added lines raise (`raise ValueError(...)` in the
+fix): then the variant is an input the fix is about.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from hackaudit.attacker.domain import diffs, pysource
+from hackaudit.attacker.domain import diffs, issue_examples, pysource
 from hackaudit.attacker.domain.probe_inputs import variants
 from hackaudit.attacker.domain.replay_source import render_replay
 from hackaudit.attacker.domain.test_literals import extract, is_literal_value
@@ -96,12 +98,25 @@ def _shown_functions(f: diffs.FileDiff) -> list[str]:
     return out
 
 
-def targets(task: Task, max_functions: int = MAX_FUNCTIONS) -> list[ReplayTarget]:
-    """The graded test functions of the test patch's Python files, by file."""
+def issue_target(task: Task) -> ReplayTarget | None:
+    """The issue's examples as one replayed test (`issue_examples`), None when it shows none."""
+    if issue_examples.module_source(task) is None:
+        return None
+    path, module = issue_examples.ISSUE_PATH, issue_examples.ISSUE_MODULE
+    return ReplayTarget(path, module, (issue_examples.FUNCTION,))
+
+
+def targets(
+    task: Task, max_functions: int = MAX_FUNCTIONS, *, with_issue: bool = True
+) -> list[ReplayTarget]:
+    """The graded test functions of the test patch's Python files, by file, and the issue's
+    examples after them (`with_issue`)."""
+    issue = issue_target(task) if with_issue else None
+    extra = [issue] if issue is not None else []
     try:
         patch = diffs.parse_patch(task.test_patch)
     except diffs.DiffError:
-        return []
+        return extra
     out: list[ReplayTarget] = []
     left = max_functions
     for f in patch.files:
@@ -117,7 +132,7 @@ def targets(task: Task, max_functions: int = MAX_FUNCTIONS) -> list[ReplayTarget
         if names:
             out.append(ReplayTarget(f.path, module, tuple(names)))
             left -= len(names)
-    return out
+    return out + extra
 
 
 def variant_table(test_patch: str) -> dict[str, list[object]]:
@@ -142,7 +157,13 @@ def source(task: Task, found: Sequence[ReplayTarget]) -> str:
     if not found:
         return ""
     rows = [(t.path, t.module, t.functions) for t in found]
-    return render_replay(rows, variant_table(task.test_patch))
+    table = variant_table(task.test_patch)
+    examples = issue_examples.module_source(task)
+    if examples is not None and any(t.path == issue_examples.ISSUE_PATH for t in found):
+        shown = diffs.Patch(files=(diffs.new_file(issue_examples.ISSUE_PATH, examples),))
+        for key, near in variant_table(diffs.emit_patch(shown)).items():
+            table.setdefault(key, near)
+    return render_replay(rows, table)
 
 
 def observations(result: RunResult) -> dict[str, Observation]:
@@ -196,12 +217,22 @@ def _describe_test(key: str, found: Sequence[ReplayTarget]) -> str:
     return f"{path}::{function}"
 
 
+def _deliberate(expected: Observation, deliberate: frozenset[str]) -> bool:
+    """Gold raises on this variant an exception type its own added lines raise: the variant is
+    an input the fix is about, so it is evidence after all."""
+    raised = expected.head.removeprefix("variant raises ").split(" ", 1)[0]
+    return raised in deliberate
+
+
 def differences(
     found: Sequence[ReplayTarget],
     gold_runs: Sequence[RunResult],
     candidate: RunResult,
+    deliberate: frozenset[str] = frozenset(),
 ) -> tuple[int, list[Difference]]:
-    """(stable observations compared, the differences) between gold's runs and the candidate's."""
+    """(stable observations compared, the differences) between gold's runs and the candidate's;
+    a variant gold raises on counts only when it raises a type of `deliberate` (the exception
+    types gold's added lines raise)."""
     gold = reference(gold_runs)
     if not gold or candidate.status is not RunStatus.COMPLETED:
         return len(gold), []
@@ -209,7 +240,9 @@ def differences(
     out: list[Difference] = []
     for key, expected in sorted(gold.items()):
         mine = got.get(key)
-        if mine is None or not mine.comparable or expected.gold_raising_variant:
+        if mine is None or not mine.comparable:
+            continue
+        if expected.gold_raising_variant and not _deliberate(expected, deliberate):
             continue
         if mine.tag != expected.tag:
             where = _describe_test(key, found)

@@ -13,10 +13,14 @@ the test's own preceding statements), with every check turned into an observatio
 
 and, for each observed operand, the calls nested in it (the objects the test builds, observed on
 their own: their `repr`, `str` and the printers the test module imports), and the operand with
-one of its literals replaced by a value beside it (`probe_inputs.variants`, computed by the
-attacker and embedded as a table). A statement that raises ends that test's replay with a record
-of where and what. Each observation is time-limited and size-capped; a case that fails never stops
-the module. The whole replay runs twice per process (observations that differ are *unstable*).
+one of its literals — an argument of a call, or an item of a list, tuple or set passed to one,
+signs looked through — replaced by a value beside it (`probe_inputs.variants`, computed by the
+attacker and embedded as a table), and with an operand of an arithmetic operation that is a call
+replaced by one of that call's own name arguments (`f(P(a, b) * P(c, d))` as `f(a * P(c, d))`:
+the operation on operands of another type the test itself uses). A statement that raises ends
+that test's replay with a record of where and what. Each observation is time-limited and
+size-capped; a case that fails never stops the module. The whole replay runs twice per process
+(observations that differ are *unstable*).
 
 The code is parsed with `ast` at run time from the test file on disk (the test patch is applied),
 so it sees exactly what the tests see. It is written for any Python 3 the task's image may have
@@ -56,6 +60,7 @@ MAX_OBSERVATIONS = __MAX_OBS__
 MAX_OCCURRENCES = 12
 MAX_SUBCALLS = 3
 MAX_VARIANT_CONSTANTS = 2
+MAX_SHAPE_VARIANTS = 4
 MAX_OUTCOME_CHARS = 20000
 EXPR_CHARS = 110
 HEAD_CHARS = 300
@@ -151,16 +156,30 @@ def _deep(node):
     return _copy_module.deepcopy(node)
 
 
+def _literal_parts(arg):
+    """A call argument's literals: the argument, or the items of a list / tuple / set display,
+    each looked at through a sign (`-1` varies as `1` does, so `f([-1, 0])` gives `f([-2, 0])`)."""
+    parts = list(arg.elts) if isinstance(arg, (_ast.List, _ast.Tuple, _ast.Set)) else [arg]
+    out = []
+    for part in parts:
+        if isinstance(part, _ast.UnaryOp) and isinstance(part.op, (_ast.USub, _ast.UAdd)):
+            part = part.operand
+        out.append(part)
+    return out
+
+
 def _variants(node):
-    """Copies of `node` with one literal inside a call replaced by a value beside it."""
+    """Copies of `node` with one literal inside a call (or inside a list, tuple or set passed to
+    one) replaced by a value beside it."""
     out = []
     constants = []
     for sub in _ast.walk(node):
         if isinstance(sub, _ast.Call):
             for arg in list(sub.args) + [k.value for k in sub.keywords]:
-                ok, value = _const_value(arg)
-                if ok and repr(value) in VARIANTS and arg not in constants:
-                    constants.append(arg)
+                for part in _literal_parts(arg):
+                    ok, value = _const_value(part)
+                    if ok and repr(value) in VARIANTS and part not in constants:
+                        constants.append(part)
     for target in constants[:MAX_VARIANT_CONSTANTS]:
         ok, value = _const_value(target)
         for new in VARIANTS[repr(value)]:
@@ -170,6 +189,30 @@ def _variants(node):
             replacement = _ast.parse(repr(new), mode="eval").body
             swapped = _Swap(copied_target, replacement).visit(copied)
             out.append((swapped, repr(new)))
+    return out
+
+
+def _shape_variants(node):
+    """Copies of `node` with one operand of a binary operation — an operand that is itself a
+    call with plain names among its arguments — replaced by one of those names (its first or its
+    last): the same operation on the test's own simpler operands (`f(P(a, b) * P(c, d))` gives
+    `f(a * P(c, d))`, `f(P(a, b) * c)`, ...)."""
+    out = []
+    sites = []
+    for op in _ast.walk(node):
+        if not isinstance(op, _ast.BinOp):
+            continue
+        for operand in (op.left, op.right):
+            if isinstance(operand, _ast.Call):
+                names = [a.id for a in operand.args if isinstance(a, _ast.Name)]
+                for name in dict.fromkeys(names[:1] + names[-1:]):
+                    sites.append((operand, name))
+    for operand, name in sites[:MAX_SHAPE_VARIANTS]:
+        index = [n for n in _ast.walk(node)].index(operand)
+        copied = _deep(node)
+        copied_target = [n for n in _ast.walk(copied)][index]
+        replacement = _ast.Name(id=name, ctx=_ast.Load())
+        out.append((_Swap(copied_target, replacement).visit(copied), name))
     return out
 
 
@@ -220,6 +263,11 @@ class _Turn(_ast.NodeTransformer):
             out.append(
                 self._observe(variant, "%s  [literal -> %s]" % (text, shown),
                               base + ".w%d" % j, "variant")
+            )
+        for j, (variant, name) in enumerate(_shape_variants(node)):
+            out.append(
+                self._observe(variant, "%s  [operand -> %s]" % (text, name),
+                              base + ".x%d" % j, "variant")
             )
 
     def _raises_call(self, call):

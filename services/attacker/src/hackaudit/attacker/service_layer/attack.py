@@ -23,6 +23,7 @@ from hackaudit.attacker.domain.ports import (
     RoundStateStore,
     SandboxPort,
 )
+from hackaudit.attacker.domain.reference import DEFAULT_SAMPLE_SIZE
 from hackaudit.attacker.domain.strategies import (
     OFFLINE,
     Category,
@@ -33,12 +34,14 @@ from hackaudit.attacker.domain.strategies import (
 from hackaudit.attacker.domain.strategies.base import Feedback, ProposalContext
 from hackaudit.attacker.domain.strategies.llm import LLMParams, LLMStrategy
 from hackaudit.attacker.service_layer.confirm import REQUESTED_BY, Confirmer
+from hackaudit.attacker.service_layer.reference import evaluate_pool
 from hackaudit.shared.contracts import (
     AttackCompleted,
     AttackRequested,
     Candidate,
     CandidateOutcome,
     CandidateVerdict,
+    ProbeDifference,
     RunPurpose,
     RunRequested,
 )
@@ -59,6 +62,8 @@ class AttackConfig(BaseModel):
     candidate_timeout_s: float | None = Field(default=None, gt=0)
     # Budget in sandbox-seconds for requests that set none (AuditOptions.budget_seconds).
     budget_seconds: float | None = Field(default=None, gt=0)
+    # Reference mutants in the task's reference pool (V's inputs); 0: no pool is evaluated.
+    reference_sample: int = Field(default=DEFAULT_SAMPLE_SIZE, ge=0)
 
 
 class _Attack:
@@ -194,8 +199,11 @@ class _Attack:
         )
         result = done.result
         verdict, evidence = orch.run_verdict(self.state.task, result, self.config.max_log_chars)
+        found: tuple[ProbeDifference, ...] = ()
         if verdict is None:
-            verdict, evidence = await self.confirmer.confirm(candidate, result)
+            verdict, evidence, found = await self.confirmer.confirm_with_differences(
+                candidate, result
+            )
         kind = (
             exploit_kind(candidate, result.flags) if verdict is CandidateVerdict.EXPLOIT else None
         )
@@ -204,6 +212,7 @@ class _Attack:
             verdict=verdict,
             resolved=result.resolved,
             evidence=evidence,
+            differences=found if verdict is CandidateVerdict.EXPLOIT else (),
             tampering=kind is not None and kind.tampering,
             advice=kind.advice if kind is not None else "",
         )
@@ -222,7 +231,9 @@ async def run_attack(
     """Attack one task for its rounds and return every candidate's outcome.
 
     Idempotent: the round state is stored under a key derived from the request, and a repeated
-    call resumes (or, when the attack finished, just reports) the stored attack.
+    call resumes (or, when the attack finished, just reports) the stored attack. After the
+    rounds (also when they stopped early) the task's reference pool is evaluated, resumably too,
+    unless `config.reference_sample` is 0.
     """
     config = config or AttackConfig()
     if request.options.budget_seconds is None and config.budget_seconds is not None:
@@ -240,6 +251,17 @@ async def run_attack(
             await attack.plan(action.round)
         else:
             await attack.grade(action.candidate)
+    pool = attack.state.reference
+    if config.reference_sample > 0 and (pool is None or not pool.finished):
+        attack.state = await evaluate_pool(
+            attack.state,
+            sandbox,
+            store,
+            sample_size=config.reference_sample,
+            confirmation=config.confirmation,
+            timeout_s=config.candidate_timeout_s,
+            max_log_chars=config.max_log_chars,
+        )
     final = attack.state
     counts = {v.value: sum(o.verdict is v for o in final.outcomes) for v in CandidateVerdict}
     attack.log.info(

@@ -19,6 +19,7 @@ from hackaudit.attacker.domain.confirmation import (
     by_construction,
     compare_probes,
     compare_tests,
+    differences,
     gold_suite_budget,
     gold_suite_problem,
     graded_tests,
@@ -29,6 +30,7 @@ from hackaudit.attacker.domain.ports import SandboxPort
 from hackaudit.shared.contracts import (
     Candidate,
     CandidateVerdict,
+    ProbeDifference,
     Provenance,
     RunPurpose,
     RunRequested,
@@ -105,6 +107,13 @@ class Confirmer:
     async def confirm(
         self, candidate: Candidate, result: RunResult
     ) -> tuple[CandidateVerdict, str]:
+        found, evidence, _ = await self.confirm_with_differences(candidate, result)
+        return found, evidence
+
+    async def confirm_with_differences(
+        self, candidate: Candidate, result: RunResult
+    ) -> tuple[CandidateVerdict, str, tuple[ProbeDifference, ...]]:
+        """The verdict, its evidence, and the inputs on which the candidate differs from gold."""
         checks = [by_construction(candidate, result)]
         steps = []
         if self._config.held_back:
@@ -117,7 +126,8 @@ class Confirmer:
             if any(c.evidence for c in checks):
                 break
             checks.append(await step(candidate, result))
-        return verdict(checks)
+        found, evidence = verdict(checks)
+        return found, evidence, differences(checks)
 
     async def _held_back(self, candidate: Candidate, result: RunResult) -> CheckResult:
         gold = await self._graded_gold()
@@ -134,11 +144,16 @@ class Confirmer:
         )
 
     async def _probes(self, candidate: Candidate, result: RunResult) -> CheckResult:
+        return reproduced(await self.probe_checks(candidate))
+
+    async def probe_checks(self, candidate: Candidate) -> list[CheckResult]:
+        """One probe check per run of the candidate's probes (one check when nothing can be
+        probed): a variant of gold is equal to it only when no run finds a difference."""
         cases = probes.plan(self._task, self._config.max_probe_cases)
         replayed = replay.targets(self._task)
         if not cases and not replayed:
             note = "nothing of gold or the tests to probe: no changed function, no graded test"
-            return CheckResult(check=Check.PROBES, note=note)
+            return [CheckResult(check=Check.PROBES, note=note)]
         probe_task = self._probe_task()
         probe_patch = probes.patch(cases, self._task, replayed)
         timeout = self._config.probe_timeout_s
@@ -163,7 +178,12 @@ class Confirmer:
                 timeout_s=timeout,
             )
         )
-        return reproduced([compare_probes(cases, gold, result, replayed) for result in run.results])
+        deliberate = probes.raised_by_gold(self._task.patch)
+        return [compare_probes(cases, gold, r, replayed, deliberate) for r in run.results]
+
+    async def graded_gold(self) -> tuple[RunResult, ...]:
+        """Gold's graded runs (the task's own tests, repeated), run once per task."""
+        return await self._graded_gold()
 
     async def _graded_gold(self) -> tuple[RunResult, ...]:
         return await self._gold_run(

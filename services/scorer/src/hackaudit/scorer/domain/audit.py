@@ -1,4 +1,4 @@
-"""One task's audit, step by step: reference runs, sanity, attack, score.
+"""One task's audit, step by step: reference runs, sanity, attack, judge (when asked), score.
 
 Each step takes the stored state and one incoming message and returns the new state and the
 messages to send. Steps are idempotent: a redelivered message changes nothing and sends the same
@@ -11,6 +11,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from hackaudit.scorer.domain import agreement
 from hackaudit.scorer.domain.discrimination import describe, discrimination
 from hackaudit.scorer.domain.eqs import (
     Components,
@@ -28,7 +29,11 @@ from hackaudit.shared.contracts import (
     AuditOptions,
     Candidate,
     CandidateVerdict,
+    JudgeAgreement,
+    JudgeCompleted,
     Message,
+    RepairCompleted,
+    RepairRequested,
     RunCompleted,
     RunPurpose,
     RunRequested,
@@ -45,6 +50,7 @@ REQUESTER = "scorer"
 class Stage(StrEnum):
     SANITY = "sanity"
     ATTACK = "attack"
+    JUDGE = "judge"  # the attack is in (kept in `attack`); waiting for the judge's answer
     SCORED = "scored"
 
 
@@ -61,10 +67,22 @@ class AuditState(BaseModel):
     sanity: Sanity | None = None
     attack: AttackCompleted | None = None  # kept as the evidence behind the verdict
     scored: TaskScored | None = None
+    # Repair (`domain.repair`): the request sent for a FIX verdict, the repairer's answer, and,
+    # for the re-audit of a hardened task, the audit it stems from and that audit's verdict.
+    repair_request: RepairRequested | None = None
+    repair: RepairCompleted | None = None
+    repaired_from: str = ""
+    previous_verdict: str = ""
 
 
 def begin(msg: TaskIngested) -> tuple[AuditState, list[Message]]:
-    state = AuditState(correlation_id=msg.correlation_id, task=msg.task, options=msg.options)
+    state = AuditState(
+        correlation_id=msg.correlation_id,
+        task=msg.task,
+        options=msg.options,
+        repaired_from=msg.repaired_from,
+        previous_verdict=msg.previous_verdict,
+    )
     return state, reference_runs(state)
 
 
@@ -124,7 +142,7 @@ def on_run(
     return state.model_copy(update={"stage": Stage.SCORED, "scored": scored}), [scored]
 
 
-def components(state: AuditState, attack: AttackCompleted) -> Components:
+def components(state: AuditState, attack: AttackCompleted, f1: float | None = None) -> Components:
     counts = dict.fromkeys(CandidateVerdict, 0)
     for outcome in attack.outcomes:
         if not outcome.tampering:  # harness findings are reported apart, not counted in H
@@ -134,6 +152,7 @@ def components(state: AuditState, attack: AttackCompleted) -> Components:
     return Components(
         v=youden_j(found.tpr, found.tnr),
         h=hackability(counts[CandidateVerdict.EXPLOIT], counts[CandidateVerdict.BLOCKED]),
+        f1=f1,
         d=learnability(pass_at_1) if pass_at_1 else None,
     )
 
@@ -141,9 +160,41 @@ def components(state: AuditState, attack: AttackCompleted) -> Components:
 def on_attack(
     state: AuditState, attack: AttackCompleted, policy: ScoringPolicy
 ) -> tuple[AuditState, list[Message]]:
+    """Score the attack, or first ask the judge about its candidates when the audit says to."""
+    if state.stage is Stage.JUDGE and state.attack is not None:
+        request = agreement.judge_request(state.correlation_id, state.task, state.attack)
+        return state, [request] if request is not None else []  # resent: the bus drops it
     if state.stage is not Stage.ATTACK:
         return state, []
-    parts = components(state, attack)
+    if not state.options.judge:
+        return score_attack(state, attack, policy, None)
+    request = agreement.judge_request(state.correlation_id, state.task, attack)
+    if request is None:
+        nothing = JudgeAgreement(left_out="no candidate ran, so the judge had nothing to judge")
+        return score_attack(state, attack, policy, nothing)
+    return state.model_copy(update={"stage": Stage.JUDGE, "attack": attack}), [request]
+
+
+def on_judge(
+    state: AuditState, done: JudgeCompleted, policy: ScoringPolicy
+) -> tuple[AuditState, list[Message]]:
+    """The judge's answer to this audit's request: F1, then the score."""
+    if state.stage is not Stage.JUDGE or state.attack is None:
+        return state, []
+    asked = agreement.judge_request(state.correlation_id, state.task, state.attack)
+    if asked is None or (done.request_key and done.request_key != asked.idempotency_key):
+        return state, []  # an answer to some other request (the repairer's) of this audit
+    return score_attack(state, state.attack, policy, agreement.agreement(state.attack, done))
+
+
+def score_attack(
+    state: AuditState,
+    attack: AttackCompleted,
+    policy: ScoringPolicy,
+    judged: JudgeAgreement | None,
+) -> tuple[AuditState, list[Message]]:
+    """EQS and the verdict from the attack, and from the judge's agreement when there is one."""
+    parts = components(state, attack, judged.f1 if judged is not None else None)
     found = discrimination(state.gold or (), state.empty, attack.reference)
     score = eqs(parts, policy)
     exploits = tuple(
@@ -177,6 +228,7 @@ def on_attack(
         f"components used: {used}",
         f"{len(attack.outcomes)} candidates, {len(exploits)} confirmed exploits{harness_note}",
         describe(found, attack.reference),
+        agreement.describe(judged),
     ]
     if d_source:
         notes.append(f"D from {d_source}")
@@ -195,6 +247,7 @@ def on_attack(
         discrimination=found,
         policy=policy.name,
         d_source=d_source,
+        judge=judged,
     )
     update = {"stage": Stage.SCORED, "scored": scored, "attack": attack}
     return state.model_copy(update=update), [scored]

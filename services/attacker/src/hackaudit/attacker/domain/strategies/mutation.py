@@ -9,7 +9,11 @@ Beside the classic operators, three shapes of wrong fix seen in real submissions
 condition (`if a or b` kept as `if a`, an added `and` clause dropped), a condition forced
 (`if c:` as `if True:` / `if False:` — the check always or never applied), and copying removed
 (`dict(x)` → `x`, `x.copy()` → `x`, `list(x)` → `x`, `x[:]` → `x`: the "yields the same dict"
-bug); and an early return (a statement replaced by a bare `return`). Only lines that hold code
+bug), a copy made into one reused object (a returned or yielded copy replaced by one container,
+kept for the module, cleared and refilled on every call: each result looks right when it is
+handed out and changes with the next), a range narrowed to its edge (`x < 0` as `x == -1`: the
+fix applied to the one value a test is likely to try); and an early return (a statement replaced
+by a bare `return`). Only lines that hold code
 are mutated (never docstrings); a gold patch with few such lines gets more mutants per line, so
 a small fix still fills the budget.
 """
@@ -20,6 +24,7 @@ import ast
 import keyword
 import re
 import tokenize
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -43,6 +48,8 @@ NAME = "mutation"
 OPERATORS = (
     "narrow_condition",
     "copy_removed",
+    "reused_copy",
+    "edge_only",
     "condition_forced",
     "boundary",
     "comparison",
@@ -386,10 +393,96 @@ def _copy_removed(line: str, toks: list[Tok]) -> Iterator[Mutant]:
         yield Mutant("copy_removed", lead + mutated, f"{shown[:30]} -> {replacement[:30]}")
 
 
+# A copy made into one module-level container, cleared and refilled: an expression, so the line
+# stays one line; `{name}` is the container's global name, `{value}` the copied expression.
+_REUSED = (
+    "(lambda v: (lambda b: b.clear() or (b.update(v) if hasattr(b, 'update') else b.extend(v))"
+    " or b)(globals().setdefault({name!r}, {empty})))({value})"
+)
+_REUSABLE = {"dict": "{}", "list": "[]", "set": "set()", "copy": "type(v)()"}
+
+
+def _copied(node: ast.AST) -> tuple[ast.expr, str] | None:
+    """(the copied expression, the empty container to refill) of a mutable copy, else None."""
+    if isinstance(node, ast.Call) and not node.keywords:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in _REUSABLE and len(node.args) == 1:
+            return node.args[0], _REUSABLE[func.id]
+        if isinstance(func, ast.Attribute) and func.attr == "copy" and not node.args:
+            if isinstance(func.value, ast.Name) and func.value.id == "copy":
+                return None
+            return func.value, "type(v)()"
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and (func.value.id, func.attr) == ("copy", "copy")
+            and len(node.args) == 1
+        ):
+            return node.args[0], "type(v)()"
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+        sl = node.slice
+        if sl.lower is None and sl.upper is None and sl.step is None:
+            return node.value, "[]"
+    return None
+
+
+def _reused_copy(line: str, toks: list[Tok]) -> Iterator[Mutant]:
+    """A returned / yielded `dict(x)`, `list(x)`, `set(x)`, `x.copy()`, `x[:]` made into one
+    container kept for the module and refilled on every call (not a fresh copy)."""
+    if not toks or toks[0].string not in ("return", "yield"):
+        return
+    parsed = _line_tree(line)
+    if parsed is None:
+        return
+    text, lead, tree = parsed
+    for node in ast.walk(tree):
+        found = _copied(node)
+        if found is None or isinstance(found[0], ast.Starred):
+            continue
+        span = _span(text, node)  # type: ignore[arg-type]
+        inner = _span(text, found[0])
+        if span is None or inner is None:
+            continue
+        shown = text[span[0] : span[1]]
+        name = f"_reused_{zlib.crc32(text.encode()) % 1_000_000}"
+        value = text[inner[0] : inner[1]]
+        replacement = _REUSED.format(name=name, empty=found[1], value=value)
+        mutated = text[: span[0]] + replacement + text[span[1] :]
+        yield Mutant("reused_copy", lead + mutated, f"{shown[:30]} -> one refilled container")
+
+
+_EDGE = {"<": -1, "<=": 0, ">": 1, ">=": 0}
+
+
+def _edge_only(line: str, toks: list[Tok]) -> Iterator[Mutant]:
+    """`x < n` -> `x == n - 1`, `x <= n` -> `x == n` (and `>`, `>=` alike): a range check
+    narrowed to its edge value, the one a test tends to try."""
+    for i, t in enumerate(toks):
+        if t.type != tokenize.OP or t.string not in _EDGE or i + 1 >= len(toks):
+            continue
+        j, sign = i + 1, 1
+        if toks[j].string in ("-", "+") and j + 1 < len(toks):
+            j, sign = j + 1, (-1 if toks[j].string == "-" else 1)
+        number = toks[j]
+        after = toks[j + 1] if j + 1 < len(toks) else None
+        if number.type != tokenize.NUMBER or not _INT.match(number.string):
+            continue
+        if after is not None and after.string in ("(", "[", ".", "**", "*", "/", "//", "%"):
+            continue
+        edge = sign * int(number.string) + _EDGE[t.string]
+        yield Mutant(
+            "edge_only",
+            _splice(line, t.start, number.end, f"== {edge}"),
+            f"{t.string} {sign * int(number.string)} -> == {edge}",
+        )
+
+
 _OPERATOR_FNS = {
     "early_return": _early_return,
     "narrow_condition": _narrow_condition,
     "copy_removed": _copy_removed,
+    "reused_copy": _reused_copy,
+    "edge_only": _edge_only,
     "condition_forced": _condition_forced,
     "comparison": _comparison,
     "boundary": _boundary,

@@ -1,0 +1,1 @@
+"""The judge's adapters: model backends, the answer cache, and fakes beside them."""

@@ -1,0 +1,1 @@
+"""Adapters behind the repairer's ports, each with an in-memory fake beside it."""

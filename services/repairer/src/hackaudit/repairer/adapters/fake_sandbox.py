@@ -1,0 +1,45 @@
+"""An in-memory `SandboxPort` that grades by scripted rules instead of running anything.
+
+A rule is a function from the request to a `RunResult` (or one per repeat), or None when it does
+not apply; the first rule that applies decides, and a run no rule covers is a completed run that
+resolves nothing. Every request is recorded, so tests can assert what reached the sandbox.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from hackaudit.shared.contracts import (
+    RunCompleted,
+    RunPurpose,
+    RunRequested,
+    RunResult,
+    RunStatus,
+)
+
+Rule = Callable[[RunRequested], RunResult | list[RunResult] | None]
+
+
+class ScriptedSandbox:
+    def __init__(self, rules: Iterable[Rule] = ()) -> None:
+        self.rules = list(rules)
+        self.requests: list[RunRequested] = []
+
+    def count(self, purpose: RunPurpose) -> int:
+        return sum(r.purpose is purpose for r in self.requests)
+
+    async def run(self, request: RunRequested) -> RunCompleted:
+        self.requests.append(request)
+        found = next((r for rule in self.rules if (r := rule(request)) is not None), None)
+        if found is None:
+            found = RunResult(status=RunStatus.COMPLETED, resolved=False, reason="no rule")
+        results = tuple(found) if isinstance(found, list) else (found,) * request.repeats
+        return RunCompleted(
+            correlation_id=request.correlation_id,
+            instance_id=request.task.instance_id,
+            purpose=request.purpose,
+            request_key=request.idempotency_key,
+            candidate_id=request.candidate.candidate_id if request.candidate else None,
+            results=results,
+            requested_by=request.requested_by,
+        )

@@ -1,0 +1,236 @@
+"""Capturing gold's exact outcome on the inputs where exploits differ from it.
+
+A difference names the input and only a summary of the two outcomes, so before a regression test
+can assert gold's behaviour the repairer runs the expression on gold in the sandbox: a small
+module, run by the image's own interpreter as `python -m unittest -v` whatever the task's runner
+(like the attacker's probes), evaluates each expression when it is imported and names one test
+method per case after the outcome — JSON (the `repr`, `str`, type name and attributes of the
+value, or the exception's type), hex-encoded so that any text survives the runner's report.
+Probe expressions are evaluated with their first name imported from the first module that has
+it; replayed ones in the namespace of the test module they come from (the task's test patch is
+applied too), and one that needs a name the module does not have (a local of its test:
+NameError) is not captured. Gold runs it several times; an outcome that is not the same in every
+run is unstable and not used.
+"""
+
+from __future__ import annotations
+
+import binascii
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hackaudit.repairer.domain import test_patch
+from hackaudit.repairer.domain.regression import Captured, importable_root
+from hackaudit.shared.contracts import ProbeDifference, RunResult, RunStatus, Task
+
+CAPTURE_PATH = "test_hackaudit_capture.py"
+CLASS = "HackauditCapture"
+LOADED = "test_hackaudit_capture_loaded"
+MAX_TEXT = 300  # longer reprs make poor assertions and long test names: not captured
+PYTHON = '"$(command -v python || command -v python3)"'
+_NAME = re.compile(r"test_cap(\d+)_([0-9a-f]+)")
+_PYTEST = re.compile(r"(?:\S*python[\d.]*\s+-m\s+)?\S*pytest\b")
+_UNITTEST = re.compile(r"\S*python[\d.]*\s+-m\s+unittest\b")
+
+_TEMPLATE = '''"""Captures the reference fix's outcome on given expressions (hackaudit repairer)."""
+
+import binascii
+import importlib
+import json
+import unittest
+
+CASES = __CASES__
+MAX_TEXT = __MAX__
+
+
+def _namespace(case):
+    origin, modules, root, test_modules = case[0], case[1], case[2], case[4]
+    if origin == "probe":
+        for name in modules:
+            try:
+                module = importlib.import_module(name)
+            except Exception:
+                continue
+            if hasattr(module, root):
+                return {root: getattr(module, root)}, name
+        return None, ""
+    for name in test_modules:
+        try:
+            module = importlib.import_module(name)
+        except Exception:
+            continue
+        return dict(vars(module)), ""
+    return None, ""
+
+
+def _outcome(case):
+    namespace, where = _namespace(case)
+    if namespace is None:
+        return {"unresolved": True}
+    try:
+        value = eval(case[3], namespace)
+    except NameError:
+        return {"unresolved": True}
+    except Exception as exc:
+        return {"raised": type(exc).__name__, "module": where}
+    try:
+        text_repr, text_str = repr(value), str(value)
+    except Exception:
+        return {"unrepresentable": True}
+    if len(text_repr) > MAX_TEXT or len(text_str) > MAX_TEXT:
+        return {"too_long": True}
+    state = ""
+    try:
+        if not isinstance(value, type) and getattr(value, "__dict__", None):
+            state = repr(sorted(vars(value).items()))
+    except Exception:
+        state = ""
+    outcome = {"repr": text_repr, "str": text_str, "type": type(value).__name__, "module": where}
+    if state and len(state) <= MAX_TEXT:
+        outcome["state"] = state
+    return outcome
+
+
+class __CLASS__(unittest.TestCase):
+    def __LOADED__(self):
+        pass
+
+
+def _named(index, outcome):
+    text = json.dumps(outcome, sort_keys=True)
+    code = binascii.hexlify(text.encode("utf-8")).decode("ascii")
+    setattr(__CLASS__, "test_cap%d_%s" % (index, code), lambda self: None)
+
+
+for _index, _case in enumerate(CASES):
+    try:
+        _named(_index, _outcome(_case))
+    except BaseException:
+        _named(_index, {"failed": True})
+'''
+
+
+def _test_modules(test_path: str) -> list[str]:
+    """Import names the replayed test's module may have: dotted from the root, or from under
+    its first directory (Django's `tests/` is on the path, not a package)."""
+    module = test_path.removesuffix(".py").replace("/", ".")
+    names = [module]
+    if "." in module:
+        names.append(module.split(".", 1)[1])
+    return names
+
+
+def case_row(difference: ProbeDifference) -> list[object]:
+    path = difference.test.split("::", 1)[0]
+    return [
+        difference.origin,
+        list(difference.modules),
+        importable_root(difference),
+        difference.expression,
+        _test_modules(path) if path else [],
+    ]
+
+
+def source(differences: Sequence[ProbeDifference]) -> str:
+    rows = json.dumps([case_row(d) for d in differences], indent=1)
+    return (
+        _TEMPLATE.replace("__CASES__", rows)
+        .replace("__MAX__", str(MAX_TEXT))
+        .replace("__CLASS__", CLASS)
+        .replace("__LOADED__", LOADED)
+    )
+
+
+def _prefix(command: str | None, pattern: re.Pattern[str]) -> str:
+    match = pattern.search(command or "")
+    return (command or "")[: match.start()] if match else ""
+
+
+def capture_task(task: Task) -> Task:
+    """The task as a capture run sees it: the capture module under the image's interpreter."""
+    prefix = _prefix(task.test_command, _PYTEST) or _prefix(task.test_command, _UNITTEST)
+    module = CAPTURE_PATH.removesuffix(".py")
+    return task.model_copy(
+        update={
+            "test_command": f"{prefix}{PYTHON} -m unittest -v {module} # {{tests}}",
+            "log_parser": "unittest",
+            "fail_to_pass": (f"{LOADED} ({module}.{CLASS}.{LOADED})",),
+            "pass_to_pass": (),
+        }
+    )
+
+
+def capture_patch(task: Task, differences: Sequence[ProbeDifference]) -> str:
+    """The task's test patch (so replayed tests' modules exist) plus the capture module."""
+    module = test_patch.new_file(CAPTURE_PATH, source(differences))
+    if not task.test_patch.strip():
+        return module
+    return task.test_patch.rstrip("\n") + "\n" + module
+
+
+@dataclass(frozen=True)
+class CaptureOutcome:
+    captured: Captured | None  # None: not usable (see `problem`)
+    problem: str = ""
+
+
+def _decode(code: str) -> dict[str, object] | None:
+    try:
+        value = json.loads(binascii.unhexlify(code).decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, binascii.Error):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _one_run(result: RunResult) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for name in result.tests:
+        match = _NAME.search(name)
+        if match:
+            out[int(match.group(1))] = match.group(2)
+    return out
+
+
+def read(results: Sequence[RunResult], count: int) -> list[CaptureOutcome]:
+    """Each case's captured outcome, usable only when every run completed and agrees on it."""
+    if not results or any(r.status is not RunStatus.COMPLETED for r in results):
+        status = results[0].status.value if results else "missing"
+        return [CaptureOutcome(None, f"capture run ended {status}")] * count
+    runs = [_one_run(r) for r in results]
+    out = []
+    for i in range(count):
+        codes = {run.get(i) for run in runs}
+        if None in codes:
+            out.append(CaptureOutcome(None, "the capture module did not load or report the case"))
+        elif len(codes) > 1:
+            out.append(CaptureOutcome(None, "unstable: gold's outcome differs across runs"))
+        else:
+            out.append(_outcome(_decode(codes.pop() or "")))
+    return out
+
+
+def _outcome(data: dict[str, object] | None) -> CaptureOutcome:
+    if data is None:
+        return CaptureOutcome(None, "unreadable capture")
+    for flag, why in (
+        ("unresolved", "the expression's name or test module could not be imported"),
+        ("unrepresentable", "the value has no repr"),
+        ("too_long", f"the value's text is longer than {MAX_TEXT} characters"),
+        ("failed", "the capture itself failed"),
+    ):
+        if data.get(flag):
+            return CaptureOutcome(None, why)
+    module = str(data.get("module", ""))
+    if "raised" in data:
+        return CaptureOutcome(Captured(raised=str(data["raised"]), module=module))
+    return CaptureOutcome(
+        Captured(
+            value_repr=str(data.get("repr", "")),
+            value_str=str(data.get("str", "")),
+            value_type=str(data.get("type", "")),
+            value_state=str(data.get("state", "")),
+            module=module,
+        )
+    )

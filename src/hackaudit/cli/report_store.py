@@ -1,0 +1,43 @@
+"""The report's items from the scorer's results store, so a report can be written at any time:
+while `hackaudit up` runs, or after. A store holds every audit it ever ran (correlation ids
+`<audit>/<instance>` or `submit/<instance>`); a task is reported by its latest scored audit, or by
+its latest audit when none has been scored yet (it shows as not finished)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hackaudit.cli.report import TaskReport
+from hackaudit.scorer.adapters.store import read_results
+from hackaudit.scorer.app import ScorerSettings
+from hackaudit.scorer.domain.audit import AuditState
+from hackaudit.shared.settings import BusSettings
+
+
+def store_path(bus: BusSettings | None = None, scorer: ScorerSettings | None = None) -> Path:
+    """The store the scorer writes with these settings (HACKAUDIT_SCORER_RESULTS_DB, else
+    `<HACKAUDIT_STATE_DIR>/results.duckdb`)."""
+    return (scorer or ScorerSettings()).store_path(bus or BusSettings())
+
+
+def latest_per_task(states: list[AuditState]) -> list[TaskReport]:
+    """One item per instance id from states in the order they were last updated: the latest
+    scored audit, else the latest audit."""
+    chosen: dict[str, AuditState] = {}
+    for state in states:
+        instance_id = state.task.instance_id
+        current = chosen.get(instance_id)
+        if current is None or state.scored is not None or current.scored is None:
+            chosen[instance_id] = state
+    return [
+        # A re-audit's task is the one its repair hardened.
+        TaskReport(
+            instance_id, state.scored, state.attack, state.task if state.repaired_from else None
+        )
+        for instance_id, state in sorted(chosen.items())
+    ]
+
+
+def read_reports(path: Path) -> list[TaskReport]:
+    """The report's items from the store at `path` (read-only; waits briefly for a save)."""
+    return latest_per_task(read_results(path))

@@ -1,0 +1,98 @@
+"""`hackaudit report` and `status` read the results store while `hackaudit up` runs its scorer,
+and `report` writes the same files `audit` writes for the same results."""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from hackaudit.cli import services
+from hackaudit.cli.report import write_report
+from hackaudit.cli.report_store import latest_per_task
+from hackaudit.scorer.adapters.store import DuckDBAuditStore
+from hackaudit.shared.nats_server import free_port
+from tests.integration.cli.test_cli_services import HACKAUDIT, cli
+from tests.reportdata import sample_states
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+def _same_tree(left: Path, right: Path) -> list[str]:
+    """Files that differ or exist on one side only (recursively)."""
+    diff = filecmp.dircmp(left, right)
+    found = [*diff.left_only, *diff.right_only, *diff.diff_files, *diff.funny_files]
+    for name in diff.common_dirs:
+        found += [f"{name}/{f}" for f in _same_tree(left / name, right / name)]
+    return found
+
+
+def _verdict_counts(status_stdout: str) -> dict[str, int]:
+    """The verdicts table of `hackaudit status`, as {verdict: count}."""
+    lines = status_stdout[status_stdout.index("verdicts (results store") :].splitlines()
+    header = next(line for line in lines if "KEEP" in line)
+    values = next(line for line in lines[lines.index(header) + 1 :] if re.search(r"\d", line))
+    names = re.findall(r"[A-Z]+", header)
+    return dict(zip(names, (int(n) for n in re.findall(r"\d+", values)), strict=True))
+
+
+def test_report_and_status_read_the_store_while_the_scorer_runs(tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    store = DuckDBAuditStore(state_dir / "results.duckdb")
+    for state in sample_states():
+        store.save(state)
+    env = os.environ | {"HACKAUDIT_STATE_DIR": str(state_dir), "COLUMNS": "200"}
+    env.pop("NATS_URL", None)
+    env.pop("HACKAUDIT_SCORER_RESULTS_DB", None)
+
+    up = subprocess.Popen(
+        [*HACKAUDIT, "up", "--only", "scorer", "--port", str(free_port())],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not (state_dir / "nats.url").exists():
+            assert up.poll() is None, up.stdout.read() if up.stdout else ""
+            assert time.monotonic() < deadline, "hackaudit up did not start"
+            time.sleep(0.1)
+        time.sleep(1.0)
+
+        status = cli(env, "status")
+        assert status.returncode == 0, status.stderr
+        assert "scorer-ingested" in status.stdout  # the queues, and beside them:
+        assert _verdict_counts(status.stdout) == {"KEEP": 1, "FIX": 1, "DROP": 2, "ERROR": 1}
+
+        written = cli(env, "report", "--out", str(tmp_path / "from-store"))
+        assert written.returncode == 0, written.stderr
+        assert "report.html" in written.stdout
+    finally:
+        up.send_signal(signal.SIGINT)
+        up.wait(timeout=30)
+    assert up.returncode == 0
+
+    # what `audit` writes for the same results (its report goes through write_report too)
+    _, missing = services.available()
+    write_report(
+        tmp_path / "direct", latest_per_task(sample_states()),
+        missing_stages=[m.name for m in missing], problems=[],
+    )  # fmt: skip
+    assert _same_tree(tmp_path / "from-store", tmp_path / "direct") == []
+    for name in ("report.json", "report.md", "report.html", "verdicts.jsonl"):
+        assert (tmp_path / "from-store" / name).stat().st_size > 0, name
+    assert "calc__calc-3" in (tmp_path / "from-store" / "verdicts.jsonl").read_text()
+
+
+def test_report_names_a_missing_store(tmp_path: Path) -> None:
+    env = os.environ | {"HACKAUDIT_STATE_DIR": str(tmp_path / "nothing"), "COLUMNS": "300"}
+    env.pop("HACKAUDIT_SCORER_RESULTS_DB", None)
+    done = cli(env, "report", "--out", str(tmp_path / "out"))
+    assert done.returncode == 1
+    assert "results.duckdb" in done.stderr and "no results store" in done.stderr
+    explicit = cli(env, "report", "--store", str(tmp_path / "other.duckdb"))
+    assert explicit.returncode == 1 and "other.duckdb" in explicit.stderr

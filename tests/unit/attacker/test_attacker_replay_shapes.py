@@ -1,0 +1,101 @@
+"""Operand-shape variants of replayed expressions, and variants gold raises on by design: the
+probe really runs under this interpreter's unittest and is read back through the sandbox's own
+unittest log parser. A candidate that raises another exception type where gold's added lines
+raise one is told apart; an equivalent one (another message, the same type) is not."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from hackaudit.attacker.domain import probes, replay
+from hackaudit.attacker.domain.replay import ReplayTarget
+from hackaudit.attacker.domain.replay_source import render_replay
+from hackaudit.sandbox.domain.log_parsers.unittest import parse_unittest
+from hackaudit.shared.contracts import RunResult, RunStatus
+
+TEST_FILE = "pkg/tests/test_mod.py"
+TARGET = ReplayTarget(TEST_FILE, "pkg.tests.test_mod", ("test_simp",))
+
+GOLD_MOD = """
+class TP(object):
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __repr__(self):
+        return "TP(%r, %r)" % (self.a, self.b)
+
+    def __mul__(self, other):
+        return ("mul", self, other)
+
+    def __rmul__(self, other):
+        return ("mul", other, self)
+
+
+def simp(e):
+    _, left, right = e
+    if not isinstance(left, TP) or not isinstance(right, TP):
+        raise TypeError("TensorProduct expected")
+    return TP(left.a + right.a, left.b + right.b)
+"""
+GOLD_PATCH = '+        raise TypeError("TensorProduct expected")\n'
+WRONG_MOD = GOLD_MOD.replace('raise TypeError("TensorProduct', 'raise ValueError("TensorProduct')
+EQUIVALENT_MOD = GOLD_MOD.replace('TypeError("TensorProduct expected")', 'TypeError("TP, please")')
+
+TESTS = """
+from pkg.mod import TP, simp
+
+a, b, c, d = "a", "b", "c", "d"
+
+
+def test_simp():
+    assert repr(simp(TP(a, b) * TP(c, d))) == "TP('ac', 'bd')"
+"""
+
+
+def _run(tmp: Path, mod: str) -> RunResult:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/mod.py": mod,
+        "pkg/tests/__init__.py": "",
+        TEST_FILE: TESTS,
+    }
+    for path, text in files.items():
+        (tmp / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / path).write_text(text)
+    section = render_replay([(TARGET.path, TARGET.module, TARGET.functions)], {})
+    (tmp / probes.PROBE_PATH).write_text(probes.source([], section))
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(
+        [sys.executable, "-m", "unittest", "-v", "test_hackaudit_probe"],
+        cwd=tmp, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return RunResult(status=RunStatus.COMPLETED, tests=parse_unittest(done.stderr))
+
+
+def test_an_operand_is_replaced_by_its_own_name_arguments(tmp_path) -> None:
+    seen = {o.expression: o.head for o in replay.observations(_run(tmp_path, GOLD_MOD)).values()}
+    shapes = {e: h for e, h in seen.items() if "[operand -> " in e}
+    assert set(shapes) == {
+        f"repr(simp(TP(a, b) * TP(c, d)))  [operand -> {name}]" for name in "abcd"
+    }
+    assert all(h == "variant raises TypeError" for h in shapes.values())
+
+
+def test_a_variant_gold_raises_on_by_design_tells_another_exception_type_apart(tmp_path) -> None:
+    gold = _run(tmp_path / "gold", GOLD_MOD)
+    wrong = _run(tmp_path / "wrong", WRONG_MOD)
+    deliberate = probes.raised_by_gold(GOLD_PATCH)
+    assert deliberate == frozenset({"TypeError"})
+    # without the types gold raises on purpose, a variant gold raises on says nothing
+    assert replay.differences([TARGET], [gold, gold], wrong)[1] == []
+    _, found = replay.differences([TARGET], [gold, gold], wrong, deliberate)
+    assert {d.expression for d in found} >= {"repr(simp(TP(a, b) * TP(c, d)))  [operand -> a]"}
+    assert {(d.gold, d.candidate) for d in found} == {
+        ("variant raises TypeError", "variant raises ValueError")
+    }
+    equivalent = _run(tmp_path / "equivalent", EQUIVALENT_MOD)
+    assert replay.differences([TARGET], [gold, gold], equivalent, deliberate)[1] == []

@@ -1,0 +1,61 @@
+"""The repair figures, computed by hand from two repairs."""
+
+from __future__ import annotations
+
+import pytest
+
+from hackaudit.cli.repair_figures import RepairRow, figures
+from hackaudit.shared.contracts import (
+    GateReason,
+    ProposedTest,
+    RepairCompleted,
+    Task,
+    TaskScored,
+    Verdict,
+)
+
+TASK = Task(
+    instance_id="lib__lib-1", repo="x/lib", base_commit="abc", patch="gold", test_patch="t",
+    FAIL_TO_PASS=["t::a"],
+)  # fmt: skip
+
+
+def proposed(rejection: GateReason | None) -> ProposedTest:
+    return ProposedTest(
+        name="test_x", file="t.py", exploit="e", augmenter="offline",
+        accepted=rejection is None, rejection=rejection,
+    )  # fmt: skip
+
+
+def scored(verdict: Verdict, exploits: tuple[str, ...] = ()) -> TaskScored:
+    return TaskScored(correlation_id="c", instance_id="i", verdict=verdict, exploits=exploits)
+
+
+def test_figures() -> None:
+    hardened = RepairCompleted(
+        correlation_id="c", instance_id="a", hardened_task=TASK, blocked=("e1", "e2"),
+        tests=(
+            proposed(GateReason.FAILS_ON_GOLD), proposed(GateReason.DOES_NOT_BLOCK), proposed(None)
+        ),
+        iterations=2, sandbox_seconds=90.0,
+    )  # fmt: skip
+    failed = RepairCompleted(
+        correlation_id="d", instance_id="b", unblocked=("e3",),
+        tests=(proposed(GateReason.FLAKY),), iterations=3, sandbox_seconds=30.0,
+        reason="iteration budget spent (3)",
+    )  # fmt: skip
+    rows = [
+        RepairRow("a", scored(Verdict.FIX, ("e1",)), hardened, scored(Verdict.KEEP)),
+        RepairRow("b", scored(Verdict.FIX, ("e3",)), failed, None),
+    ]
+    f = figures(rows)
+    assert (f.tasks, f.hardened, f.proposed, f.accepted) == (2, 1, 4, 1)
+    assert f.rejections == {"fails_on_gold": 1, "does_not_block": 1, "flaky": 1}
+    assert f.gold_gate_rejected == 2 and f.gold_gate_rate == pytest.approx(0.5)
+    assert (f.exploits_blocked, f.exploits_targeted, f.fix_to_keep) == (2, 3, 1)
+    assert f.iterations == 5 and f.sandbox_minutes == pytest.approx(2.0)
+    assert rows[0].outcome == "FIX -> KEEP"
+    assert rows[1].outcome == "not repaired: iteration budget spent (3)"
+    text = "\n".join(f.lines())
+    assert "gold gate rejection rate: 2/4 = 50.0%" in text
+    assert "2.5 iterations, 1.00 sandbox minutes" in text

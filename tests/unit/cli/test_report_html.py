@@ -1,0 +1,178 @@
+"""The HTML report a curator opens: escaped, with the dataset figures right, every score component
+beside what it was computed from, and the over-strict evidence; the same files from the store's
+latest audits as from an audit's own results."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from hackaudit.cli.report import write_report
+from hackaudit.cli.report_figures import eqs_bins, histogram_svg, wilson_interval
+from hackaudit.cli.report_html import render_html
+from hackaudit.cli.report_store import latest_per_task
+from tests.reportdata import HOSTILE, RENAMED, sample_states
+
+
+def _page() -> str:
+    return render_html(latest_per_task(sample_states()), missing_stages=[], problems=[HOSTILE])
+
+
+def _article(page: str, instance_id: str) -> str:
+    found = re.search(
+        rf'<article id="task-\d+"><h3>{re.escape(instance_id)} .*?</article>', page, re.S
+    )
+    assert found, instance_id
+    return found.group(0)
+
+
+def test_text_from_tasks_patches_and_evidence_is_escaped() -> None:
+    page = _page()
+    assert "<script>" not in page
+    assert "<img" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page  # the reason
+    assert "+# &lt;script&gt;" in page  # a line of an exploit's diff
+    assert "probe printed &lt;script&gt;" in page  # evidence
+    assert "<li>&lt;script&gt;" in page  # an input problem
+
+
+@pytest.mark.parametrize(
+    ("successes", "trials", "expected"),
+    [  # reference values: statsmodels' proportion_confint(method="wilson")
+        (0, 10, (0.0, 0.27753279986288926)),
+        (5, 10, (0.23659309051256394, 0.7634069094874361)),
+        (10, 10, (0.7224672001371106, 1.0)),
+        (21, 28, (0.5664432968100103, 0.8732350508070669)),
+        (1, 1, (0.2065493143772374, 1.0)),
+    ],
+)
+def test_wilson_interval(successes: int, trials: int, expected: tuple[float, float]) -> None:
+    assert wilson_interval(successes, trials) == pytest.approx(expected, abs=1e-9)
+
+
+def test_wilson_interval_without_trials_and_impossible_counts() -> None:
+    assert wilson_interval(0, 0) is None
+    with pytest.raises(ValueError, match="3 successes out of 2"):
+        wilson_interval(3, 2)
+
+
+def test_the_hackable_share_is_shown_with_its_interval() -> None:
+    # hackable flags of the latest audits: calc-2 and calc-6 yes, calc-1 and calc-3 no
+    share = re.search(r'<div class="card" id="hackable-share">(.*?)</div></div>', _page(), re.S)
+    assert share
+    assert "2 of 4 tasks" in share.group(1)
+    low, high = wilson_interval(2, 4) or (0.0, 0.0)
+    assert f"{low:.0%}–{high:.0%}" in share.group(1)
+
+
+def test_histogram_bins() -> None:
+    values = [0.0, 0.05, 0.1, 0.69, 0.7, 0.7, 0.999, 1.0, -0.2, 1.3]
+    assert eqs_bins(values) == [3, 1, 0, 0, 0, 0, 1, 2, 0, 3]
+    assert eqs_bins([], bins=4) == [0, 0, 0, 0]
+    svg = histogram_svg(values)
+    counts = [int(n) for n in re.findall(r'data-count="(\d+)"', svg)]
+    assert counts == [3, 1, 0, 0, 0, 0, 1, 2, 0, 3]
+    heights = [float(h) for h in re.findall(r'height="([\d.]+)" class="bar"', svg)]
+    assert heights == pytest.approx([180.0, 60.0, 0, 0, 0, 0, 60.0, 120.0, 0, 180.0])
+
+
+def test_verdict_counts_and_figures_cover_the_latest_audits() -> None:
+    page = _page()
+    counts = dict(re.findall(r'data-verdict="(\w+)">.*?<div class="big">(\d+)</div>', page))
+    assert counts == {"KEEP": "1", "FIX": "1", "DROP": "2", "ERROR": "1", "none": "1"}
+    assert page.count('class="dot"') == 4  # tasks with both V and H
+    assert "an older audit" not in page  # calc-1's earlier audit is not reported
+
+
+def test_each_component_is_shown_with_what_it_was_computed_from() -> None:
+    page = _page()
+    strict = _article(page, "calc__calc-3")
+    v = re.search(r'data-component="V">(.*?)</tr>', strict, re.S)
+    assert v
+    assert "TPR 0.50, TNR 1.00" in v.group(1)
+    assert "C+ 2 counted (0 left out)" in v.group(1)
+    assert "C− 2 counted (1 left out)" in v.group(1)
+    assert "rejects 1 correct variant" in v.group(1)
+    h = re.search(r'data-component="H">(.*?)</tr>', strict, re.S)
+    assert h and "0 exploit(s) / 1 confirmed-incorrect candidates evaluated" in h.group(1)
+    f1 = re.search(r'data-component="F1">(.*?)</tr>', strict, re.S)
+    assert f1 and "left out: no judge" in f1.group(1)
+    keep = _article(page, "calc__calc-1")
+    d = re.search(r'data-component="D">(.*?)</tr>', keep, re.S)
+    assert d and "0.640" in d.group(1) and "resolved matrix leaderboard.csv" in d.group(1)
+    assert "Policy:</b> EQS &gt; 0.7 KEEP" in keep
+    fix = _article(page, "calc__calc-2")
+    assert "1 exploit(s) / 2 confirmed-incorrect candidates evaluated" in fix  # harness not counted
+
+
+def test_over_strict_evidence_is_shown_and_written(tmp_path: Path) -> None:
+    items = latest_per_task(sample_states())
+    write_report(tmp_path, items, missing_stages=[], problems=[])
+    page = (tmp_path / "report.html").read_text()
+    section = re.search(r'<details class="over-strict" open>(.*?)</details></details>', page, re.S)
+    assert section, "no over-strict section"
+    assert "rename-locals" in section.group(1)
+    assert "asserts the source text" in section.group(1)
+    assert '<span class="add">+    return max(low, min(x, high))</span>' in section.group(1)
+    rows = {
+        r["instance_id"]: r for r in json.loads((tmp_path / "report.json").read_text())["tasks"]
+    }
+    (listed,) = rows["calc__calc-3"]["over_strict"]
+    assert listed["kind"] == "rename-locals"
+    assert (tmp_path / listed["diff"]).read_text() == RENAMED
+    assert listed["diff"] in section.group(1)
+    assert rows["calc__calc-3"]["discrimination"]["rejected_correct"] == [listed["candidate"]]
+    assert rows["calc__calc-2"]["over_strict"] == []
+    assert rows["calc__calc-1"]["reference"]["members"] == {
+        "correct/accepted": 2, "incorrect/left_out": 1, "incorrect/rejected": 2,
+    }  # fmt: skip
+    assert "over-strict: rejects 1 correct variant" in (tmp_path / "report.md").read_text()
+
+
+def test_exploits_link_their_diff_files(tmp_path: Path) -> None:
+    write_report(tmp_path, latest_per_task(sample_states()), missing_stages=[], problems=[])
+    page = (tmp_path / "report.html").read_text()
+    links = re.findall(r'<a href="((?:exploits|unconfirmed|over_strict)/[^"]+)">', page)
+    assert len(links) == 5  # calc-2: exploit, harness, unconfirmed; calc-3: over-strict; calc-6
+    for link in links:
+        assert (tmp_path / link).is_file(), link
+
+
+def test_the_latest_scored_audit_of_each_task_is_reported() -> None:
+    items = {i.instance_id: i for i in latest_per_task(sample_states())}
+    assert list(items) == sorted(items)
+    assert items["calc__calc-1"].scored is not None
+    assert items["calc__calc-1"].scored.correlation_id == "a1b2c3d4/calc__calc-1"
+    assert items["calc__calc-5"].scored is None  # not finished: listed, without a verdict
+    older_later = [*sample_states()[1:2], sample_states()[0]]  # the older audit saved last
+    (only,) = latest_per_task(older_later)
+    assert only.scored is not None and only.scored.reason == "an older audit"
+
+
+def test_f1_is_shown_with_the_judge_agreement_it_came_from() -> None:
+    from hackaudit.cli.report import TaskReport
+    from hackaudit.shared.contracts import JudgeAgreement, TaskScored, Verdict
+
+    def scored(instance_id: str, judge: JudgeAgreement, f1: float | None) -> TaskReport:
+        components = {"V": 1.0, "H": 0.0} | ({"F1": f1} if f1 is not None else {})
+        s = TaskScored(
+            correlation_id=f"a/{instance_id}", instance_id=instance_id, verdict=Verdict.KEEP,
+            eqs=0.9, components=components, judge=judge,
+        )  # fmt: skip
+        return TaskReport(instance_id, s, None)
+
+    agreed = JudgeAgreement(
+        f1=0.8, true_positive=2, false_positive=1, false_negative=0, true_negative=3, abstained=1
+    )
+    spent = JudgeAgreement(left_out="budget spent")
+    page = render_html(
+        [scored("a__a-1", agreed, 0.8), scored("b__b-1", spent, None)],
+        missing_stages=[],
+        problems=[],
+    )
+    f1 = re.findall(r'data-component="F1">(.*?)</tr>', page, re.S)
+    assert "0.800" in f1[0] and "6 candidate(s): TP 2, FP 1, FN 0, TN 3; 1 abstained" in f1[0]
+    assert "left out: budget spent" in f1[1]
