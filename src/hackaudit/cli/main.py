@@ -206,6 +206,14 @@ def report_from_store(
         Path | None,
         typer.Option(help="Results store (default: the scorer's, <state dir>/results.duckdb)."),
     ] = None,
+    tasks: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--tasks",
+            help="The task files submitted (repeatable): also write the hardened dataset, "
+            "their rows split by verdict in their own format, to <out>/dataset/.",
+        ),
+    ] = None,
 ) -> None:
     """Write the report (report.json, report.md, report.html, verdicts.jsonl, the evidence) from
     the results store, at any time: while `hackaudit up` runs, or after. Each task is reported by
@@ -218,11 +226,21 @@ def report_from_store(
     except HackauditError as exc:
         raise _fail(exc) from exc
     _, missing = services.available()
-    written = report.write_report(out, items, missing_stages=[m.name for m in missing], problems=[])
-    # The hardened dataset (`dataset.write_dataset(out, items, sources)`) is written here once
-    # the task files' rows are at hand: it copies each row as read, which the store does not keep.
+    ingested = _ingest(tasks) if tasks else None
+    problems = [str(p) for p in ingested.problems] if ingested else []
+    if ingested is not None:  # tasks submitted but not scored yet are listed without a verdict
+        known = {item.instance_id for item in items}
+        items += [report.TaskReport(t.instance_id, None, None) for t in ingested.tasks
+                  if t.instance_id not in known]  # fmt: skip
+    written = report.write_report(
+        out, items, missing_stages=[m.name for m in missing], problems=problems
+    )
     _print_summary(items)
     console.print(f"Report: {written} and {written.with_suffix('.html')} (from {path})")
+    if ingested is not None:
+        # The rows are copied as read from the task files: the store keeps the tasks, not rows.
+        found = dataset.write_dataset(out, items, ingested.sources)
+        console.print(dataset.summary_line(found))
 
 
 # --- long-lived services, submission, status ---------------------------------------------
@@ -278,6 +296,13 @@ def submit(
             "none is deployed, else the audits wait for it)."
         ),
     ] = True,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            help="Send FIX tasks to the repairer service (it runs in `hackaudit up`) and "
+            "re-audit the hardened tasks; the FIX verdict is issued either way."
+        ),
+    ] = True,
 ) -> None:
     """Publish tasks into a running system (`hackaudit up`, or NATS_URL)."""
     ingested = _ingest(tasks, pass_at_1)
@@ -288,6 +313,7 @@ def submit(
         budget_seconds=budget_seconds,
         stop_when_hackable=stop_when_hackable,
         judge=judge,
+        repair=repair,
     )
 
     async def publish_all() -> None:

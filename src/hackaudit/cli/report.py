@@ -49,6 +49,8 @@ def write_report(
                          "policy", "d_source"},
             )  # fmt: skip
             row["harness_exploits"] = len(item.scored.harness_exploits)
+            if item.scored.judge is not None:
+                row["judge"] = _write_judge(out, item.instance_id, item.scored)
         else:
             row |= {"verdict": None, "reason": "no verdict: the audit did not finish"}
         if item.attack is not None:
@@ -76,6 +78,24 @@ def write_report(
         render_html(tasks, missing_stages=missing_stages, problems=problems), encoding="utf-8"
     )
     return out / "report.md"
+
+
+def _write_judge(out: Path, instance_id: str, scored: TaskScored) -> dict[str, object]:
+    """F1's counts in the row; every sample's rationale in `judge/<task>.json` beside it."""
+    j = scored.judge
+    assert j is not None
+    summary: dict[str, object] = j.model_dump(
+        mode="json", exclude={"verdicts", "execution"}, exclude_none=True
+    )
+    if j.verdicts:
+        relative = f"judge/{instance_id}.json"
+        (out / relative).parent.mkdir(parents=True, exist_ok=True)
+        rationale = {"execution": j.execution, "verdicts": [
+            v.model_dump(mode="json") for v in j.verdicts
+        ]}  # fmt: skip
+        (out / relative).write_text(json.dumps(rationale, indent=2))
+        summary["rationales"] = relative
+    return summary
 
 
 def evidence_path(folder: str, candidate: Candidate) -> str:

@@ -286,9 +286,54 @@ def _evidence(attack: AttackCompleted, s: TaskScored | None) -> str:
         _outcomes("Unconfirmed (accepted, not told apart from gold)", "unconfirmed",
                   of(CandidateVerdict.UNCONFIRMED, False) + of(CandidateVerdict.UNCONFIRMED, True)),
         _reference_pool(attack),
+        _judge(s),
         _budget(attack),
     ]  # fmt: skip
     return "".join(sections)
+
+
+def _judge(s: TaskScored | None) -> str:
+    """Every candidate the judge was asked about: its vote beside execution's label, and each
+    sample's premises, trace and conclusion."""
+    j = s.judge if s is not None else None
+    if j is None or not j.verdicts:
+        return ""
+    items = []
+    for v in j.verdicts:
+        executed = j.execution.get(v.candidate_id)
+        execution = "–" if executed is None else ("correct" if executed else "not correct")
+        samples = []
+        for n, sample in enumerate(v.details, 1):
+            premises = "".join(f"<li>{escape(p)}</li>" for p in sample.premises)
+            body = (
+                f"<ul>{premises}</ul><p><b>trace</b> {escape(sample.trace)}</p>"
+                f"<p><b>conclusion</b> {escape(sample.conclusion)}</p>"
+                if sample.outcome.value == "answered"
+                else f"<p>{escape(sample.outcome.value)}: {escape(sample.detail)}</p>"
+            )
+            samples.append(
+                f"<details><summary>sample {n}: {escape(sample.label.value)}</summary>{body}"
+                "</details>"
+            )
+        reason = f" ({escape(v.reason)})" if v.reason else ""
+        items.append(
+            f"<details><summary>{escape(v.candidate_id)} — judge {escape(v.label.value)}{reason}, "
+            f"execution {execution}</summary>{''.join(samples)}</details>"
+        )
+    usage = ""
+    if j.usage is not None:
+        u = j.usage
+        cost = f"${u.cost_usd:.4f}" if u.priced else "unpriced"
+        usage = (
+            f"<p>{escape(u.backend)} {escape(u.model)}: {u.calls} call(s), {u.cache_hits} from "
+            f"cache, {u.input_tokens} input and {u.output_tokens} output tokens, {cost}</p>"
+        )
+    return (
+        f'<details class="judge"><summary>Judge ({len(j.verdicts)} candidate(s) asked)</summary>'
+        + usage
+        + "".join(items)
+        + "</details>"
+    )
 
 
 def _outcomes(

@@ -96,3 +96,36 @@ def test_report_names_a_missing_store(tmp_path: Path) -> None:
     assert "results.duckdb" in done.stderr and "no results store" in done.stderr
     explicit = cli(env, "report", "--store", str(tmp_path / "other.duckdb"))
     assert explicit.returncode == 1 and "other.duckdb" in explicit.stderr
+
+
+def test_report_with_the_task_files_writes_the_hardened_dataset(tmp_path: Path) -> None:
+    import json
+
+    state_dir = tmp_path / "state"
+    store = DuckDBAuditStore(state_dir / "results.duckdb")
+    states = sample_states()
+    for state in states:
+        store.save(state)
+    store.close()
+    tasks = {s.task.instance_id: s.task for s in states}
+    rows = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tasks.values()]
+    rows.append(rows[0] | {"instance_id": "calc__calc-99"})  # submitted, not scored yet
+    task_file = tmp_path / "tasks" / "submitted.jsonl"
+    task_file.parent.mkdir()
+    task_file.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    env = os.environ | {"HACKAUDIT_STATE_DIR": str(state_dir), "COLUMNS": "200"}
+    env.pop("HACKAUDIT_SCORER_RESULTS_DB", None)
+
+    done = cli(env, "report", "--out", str(tmp_path / "out"), "--tasks", str(task_file))
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "out" / "dataset"
+    written = {p.name: p.read_text().splitlines() for p in folder.glob("*.jsonl")}
+    latest = {i.instance_id: i.scored for i in latest_per_task(states) if i.scored is not None}
+    for verdict in ("KEEP", "FIX", "DROP"):
+        expected = {i for i, s in latest.items() if s.verdict.value == verdict}
+        got = {
+            json.loads(line)["instance_id"] for line in written.get(f"{verdict.lower()}.jsonl", [])
+        }
+        assert got == expected, verdict
+    errors = {json.loads(line)["instance_id"] for line in written["error.jsonl"]}
+    assert "calc__calc-99" in errors  # no verdict yet: listed with why, never lost

@@ -176,3 +176,48 @@ def test_f1_is_shown_with_the_judge_agreement_it_came_from() -> None:
     f1 = re.findall(r'data-component="F1">(.*?)</tr>', page, re.S)
     assert "0.800" in f1[0] and "6 candidate(s): TP 2, FP 1, FN 0, TN 3; 1 abstained" in f1[0]
     assert "left out: budget spent" in f1[1]
+
+
+def test_every_judge_sample_rationale_is_in_the_report(tmp_path: Path) -> None:
+    from hackaudit.cli.report import TaskReport
+    from hackaudit.shared.contracts import (
+        AttackCompleted,
+        JudgeAgreement,
+        JudgeLabel,
+        JudgeSample,
+        JudgeUsage,
+        JudgeVerdict,
+        TaskScored,
+        Verdict,
+    )
+
+    sample = JudgeSample(
+        label=JudgeLabel.INCORRECT,
+        premises=("the issue asks for <copies>",),
+        trace="yields the shared dict",
+        conclusion="wrong",
+    )
+    verdict = JudgeVerdict(
+        candidate_id="c__c-1:abc",
+        samples=(JudgeLabel.INCORRECT,) * 3,
+        label=JudgeLabel.INCORRECT,
+        details=(sample,) * 3,
+    )
+    judge = JudgeAgreement(
+        f1=1.0, true_negative=1, execution={"c__c-1:abc": False}, verdicts=(verdict,),
+        usage=JudgeUsage(backend="anthropic", model="m", calls=3, input_tokens=900),
+    )  # fmt: skip
+    scored = TaskScored(
+        correlation_id="a/c__c-1", instance_id="c__c-1", verdict=Verdict.KEEP, eqs=0.9,
+        components={"V": 1.0, "H": 0.0, "F1": 1.0}, judge=judge,
+    )  # fmt: skip
+    attack = AttackCompleted(correlation_id="a/c__c-1", instance_id="c__c-1")
+    write_report(tmp_path, [TaskReport("c__c-1", scored, attack)], missing_stages=[], problems=[])
+
+    row = json.loads((tmp_path / "report.json").read_text())["tasks"][0]
+    assert row["judge"]["f1"] == 1.0 and row["judge"]["rationales"] == "judge/c__c-1.json"
+    stored = json.loads((tmp_path / "judge" / "c__c-1.json").read_text())
+    assert [s["trace"] for s in stored["verdicts"][0]["details"]] == ["yields the shared dict"] * 3
+    page = (tmp_path / "report.html").read_text()
+    assert "judge incorrect" in page and "execution not correct" in page
+    assert "the issue asks for &lt;copies&gt;" in page and "unpriced" in page
