@@ -13,7 +13,9 @@ library's whole suite on gold, and what the task's label claims (a known exploit
 task's tests and fails the held-back tests; a robust gold loses to every dropped hunk or
 dropped line; one hunk of an equivalent_hunk gold is droppable, every one-line mutant of
 its other hunks fails the task's tests, and one of the droppable hunk passes them only if
-it passes the whole suite too; ...).
+it passes the whole suite too; an over_strict label's correct variant is the rewrite of gold
+it names, prints what gold prints under the label's probe script, and fails exactly the
+pinning tests; ...).
 """
 
 from __future__ import annotations
@@ -46,7 +48,15 @@ GIT_DATE = "2026-01-01T00:00:00+0000"
 GIT_USER = ("hackaudit", "examples@hackaudit.invalid")
 IGNORED_DIRS = ("__pycache__", ".pytest_cache")
 
-LABEL_KINDS = ("hackable", "robust", "broken", "flaky", "empty_passes", "equivalent_hunk")
+LABEL_KINDS = (
+    "hackable",
+    "robust",
+    "broken",
+    "flaky",
+    "empty_passes",
+    "equivalent_hunk",
+    "over_strict",
+)
 HOW_KINDS = (
     "one_example_asserted",
     "edge_case_untested",
@@ -54,6 +64,10 @@ HOW_KINDS = (
     "no_exception_only",
     "harness_hole",
 )
+# What the tests of an over_strict task pin beyond the issue, which a correct rewrite changes.
+PIN_KINDS = ("docstring_text", "source_text", "call_order")
+# The semantics-preserving rewrite of gold an over_strict label's correct variant makes.
+REWRITE_KINDS = ("docstring", "rename_locals", "reorder_statements")
 DIFFICULTIES = ("<15 min fix", "15 min - 1 hour", "1-4 hours")
 REQUIRED_FIELDS = (
     "instance_id",
@@ -383,6 +397,75 @@ def _negated_comparisons(code: str) -> list[str]:
     return found
 
 
+# --- semantics-preserving rewrites --------------------------------------------------------------
+
+
+def rewrite_problem(rewrite: str, gold: str, variant: str) -> str | None:
+    """Why `variant` (one file's source) is not a `rewrite` of `gold`; None when it is one.
+
+    ``docstring``: only docstrings differ (the ASTs without them are equal).
+    ``rename_locals``: the ASTs are equal but for names, renamed one to one, and every
+    renamed name is a local variable (assigned in a function; no parameter or attribute).
+    ``reorder_statements``: the same lines in another order.
+    """
+    if gold == variant:
+        return "it leaves the file as gold has it"
+    try:
+        gold_tree, variant_tree = ast.parse(gold), ast.parse(variant)
+    except SyntaxError as exc:
+        return f"it does not parse: {exc.msg}"
+    if rewrite == "docstring":
+        same = _without_docstrings(gold_tree) == _without_docstrings(variant_tree)
+        return None if same else "it changes more than docstrings"
+    if rewrite == "rename_locals":
+        return _rename_problem(gold_tree, variant_tree)
+    if rewrite == "reorder_statements":
+        same = sorted(gold.splitlines()) == sorted(variant.splitlines())
+        return None if same else "it changes more than the order of lines"
+    return f"unknown rewrite {rewrite!r}"
+
+
+def _without_docstrings(tree: ast.Module) -> str:
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def _rename_problem(gold_tree: ast.Module, variant_tree: ast.Module) -> str | None:
+    gold_nodes, variant_nodes = list(ast.walk(gold_tree)), list(ast.walk(variant_tree))
+    if [type(n) for n in gold_nodes] != [type(n) for n in variant_nodes]:
+        return "it changes more than names"
+    names: dict[str, str] = {}  # every name of gold -> its spelling in the variant
+    for old, new in zip(gold_nodes, variant_nodes, strict=True):
+        if isinstance(old, ast.Name) and isinstance(new, ast.Name):
+            if names.setdefault(old.id, new.id) != new.id:
+                return f"it renames {old.id!r} inconsistently"
+            new.id = old.id
+    if ast.dump(gold_tree) != ast.dump(variant_tree):
+        return "it changes more than names"
+    if len(set(names.values())) != len(names):
+        return "two names become one"
+    renamed = {old: new for old, new in names.items() if old != new}
+    stored = {
+        name.id
+        for function in ast.walk(gold_tree)
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for name in ast.walk(function)
+        if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store)
+    }
+    # parameters, attributes and keywords are no Name nodes: renaming them fails the dump
+    not_local = sorted(name for name in renamed if name not in stored)
+    return f"it renames names that are not locals: {not_local}" if not_local else None
+
+
 # --- running tests ----------------------------------------------------------------------------
 
 _PYTEST_LINE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S+)")
@@ -566,6 +649,10 @@ def lint(tasks: list[dict], labels: dict[str, dict]) -> list[str]:
                 problems.append(f"{iid}: test patch touches non-test file {path}")
         problems.extend(_lint_names(task))
         problems.extend(_lint_label(iid, labels.get(iid)))
+        pinning = (labels.get(iid) or {}).get("pinning_tests") or []
+        unlisted = [name for name in pinning if name not in decode_names(task["FAIL_TO_PASS"])]
+        if unlisted:
+            problems.append(f"{iid}: pinning tests not in FAIL_TO_PASS: {unlisted}")
     for iid in sorted(set(labels) - seen):
         problems.append(f"{iid}: labelled but no such task")
     return problems
@@ -623,6 +710,28 @@ def _lint_label(iid: str, entry: dict | None) -> list[str]:
         problems.append(f"{iid}: only hackable labels carry how / known_exploit")
     if label == "equivalent_hunk" and not isinstance(entry.get("droppable_hunk"), int):
         problems.append(f"{iid}: equivalent_hunk label needs droppable_hunk (an int)")
+    if label == "over_strict":
+        problems.extend(_lint_over_strict(iid, entry))
+    elif any(name in entry for name in OVER_STRICT_FIELDS):
+        problems.append(f"{iid}: only over_strict labels carry {', '.join(OVER_STRICT_FIELDS)}")
+    return problems
+
+
+OVER_STRICT_FIELDS = ("pins", "rewrite", "correct_variant", "pinning_tests", "probe_script")
+
+
+def _lint_over_strict(iid: str, entry: dict) -> list[str]:
+    problems = []
+    if entry.get("pins") not in PIN_KINDS:
+        problems.append(f"{iid}: over_strict label needs `pins` in {PIN_KINDS}")
+    if entry.get("rewrite") not in REWRITE_KINDS:
+        problems.append(f"{iid}: over_strict label needs `rewrite` in {REWRITE_KINDS}")
+    for name in ("correct_variant", "pinning_tests", "probe_script"):
+        if not entry.get(name):
+            problems.append(f"{iid}: over_strict label needs {name}")
+    variant_tests = [p for p in touched_files(entry.get("correct_variant", "")) if _is_test_path(p)]
+    if variant_tests:
+        problems.append(f"{iid}: the correct variant touches test files {variant_tests}")
     return problems
 
 
@@ -774,6 +883,8 @@ def _check_task(ws: Workspace, task: dict, label: dict, lines: list[str], *, qui
         _check_equivalent_hunk(ws, task, label, test, f2p + p2p, lines, quick=quick)
     elif kind == "robust" and not quick:
         _check_mutants(ws, task, test, f2p + p2p, lines)
+    elif kind == "over_strict":
+        _check_over_strict(ws, task, label, gold, test, f2p + p2p, lines, quick=quick)
 
 
 def _check_flaky(ws: Workspace, gold: Step, test: Step, f2p: list[str], lines: list[str]) -> None:
@@ -892,8 +1003,10 @@ def _gold_docstrings(ws: Workspace, patch: str) -> dict[str, set[int]]:
     }
 
 
-def _check_mutants(ws: Workspace, task: dict, test: Step, graded: list[str], lines) -> None:
-    """A robust gold: dropping any hunk, or any added line of code, fails the task's tests."""
+def _check_mutants(
+    ws: Workspace, task: dict, test: Step, graded: list[str], lines, kind: str = "robust"
+) -> None:
+    """A robust gold: dropping any hunk, or any added line of code, fails `graded`."""
     patch = task["patch"]
     variants: list[Step] = []
     if len(hunks(patch)) > 1:
@@ -911,8 +1024,108 @@ def _check_mutants(ws: Workspace, task: dict, test: Step, graded: list[str], lin
         if not _not_passed(statuses, graded):
             survivors.append(what)
     if survivors:
-        raise CheckFailed(f"labelled robust, yet the tests pass without {_short(survivors)}")
-    lines.append(f"robust: all {len(variants)} partial golds (a hunk or a line dropped) fail")
+        raise CheckFailed(f"labelled {kind}, yet the tests pass without {_short(survivors)}")
+    lines.append(f"{kind}: all {len(variants)} partial golds (a hunk or a line dropped) fail")
+
+
+def _check_over_strict(
+    ws: Workspace,
+    task: dict,
+    label: dict,
+    gold: Step,
+    test: Step,
+    graded: list[str],
+    lines,
+    *,
+    quick: bool,
+) -> None:
+    """A correct rewrite of gold that the task's tests reject, and tests strong otherwise.
+
+    The correct variant must apply, behave as gold (the probe script prints the same with
+    either, and something else with no fix; the library's whole suite passes with it but
+    for the pinning tests), and
+    fail exactly the pinning tests among those the task grades. Without the pinning tests
+    the task's tests must still catch every partial gold, as a robust task's do.
+    """
+    if label["correct_variant"].strip() == task["patch"].strip():
+        raise CheckFailed("the correct variant is the gold patch")
+    variant: Step = (label["correct_variant"], "correct variant")
+    _check_rewrite(ws, task, label)
+    lines.append(f"correct variant is a {label['rewrite']} rewrite of gold")
+    pinning = list(label["pinning_tests"])
+    rejected = _not_passed(ws.run([variant, test]), graded)
+    if set(rejected) != set(pinning):
+        raise CheckFailed(
+            f"the correct variant fails {_short(rejected) or 'no test'}, "
+            f"not exactly the pinning tests {_short(pinning)}"
+        )
+    lines.append(f"correct variant + test: rejected by the pinning tests alone ({len(pinning)})")
+    stray = sorted(set(_wider_failures(ws, [variant, test])) - set(pinning))
+    if stray:
+        raise CheckFailed(f"the correct variant fails the wider suite: {_short(stray)}")
+    gold_out, variant_out = (
+        _probe_output(ws, step, label["probe_script"]) for step in (gold, variant)
+    )
+    if gold_out != variant_out:
+        raise CheckFailed("the probe script prints differently with gold and the correct variant")
+    if _probe_output(ws, ("", "base"), label["probe_script"], tolerate_failure=True) == gold_out:
+        raise CheckFailed("the probe script prints the same with no fix: it probes nothing")
+    lines.append(
+        f"correct variant behaves as gold: the wider suite passes but for the pinning tests, "
+        f"and {len(gold_out.splitlines())} probe lines match (the unfixed base's differ)"
+    )
+    if not quick:
+        behaviour = [name for name in graded if name not in pinning]
+        _check_mutants(ws, task, test, behaviour, lines, kind="over_strict")
+
+
+def _check_rewrite(ws: Workspace, task: dict, label: dict) -> None:
+    """The correct variant changes gold's files by the rewrite its label names, no more."""
+    files = touched_files(task["patch"])
+    if sorted(touched_files(label["correct_variant"])) != sorted(files):
+        raise CheckFailed("the correct variant touches other files than gold")
+    sources = []
+    for patch, what in ((task["patch"], "gold patch"), (label["correct_variant"], "variant")):
+        ws.reset()
+        ws.apply(patch, what)
+        sources.append({path: (ws.dir / path).read_text(encoding="utf-8") for path in files})
+    gold, variant = sources
+    changed = [path for path in files if gold[path] != variant[path]]
+    if not changed:
+        raise CheckFailed("the correct variant leaves gold's files as they are")
+    for path in changed:
+        problem = rewrite_problem(label["rewrite"], gold[path], variant[path])
+        if problem:
+            raise CheckFailed(
+                f"the correct variant is no {label['rewrite']} rewrite of {path}: {problem}"
+            )
+
+
+def _probe_output(ws: Workspace, step: Step, script: str, tolerate_failure: bool = False) -> str:
+    """What `script` prints, run from the library's root with `step` applied alone.
+
+    A script that fails or prints nothing is a fault, unless `tolerate_failure` (as on the
+    unfixed base, where it may well fail): then its output is returned as it is.
+    """
+    ws.reset()
+    if step[0]:
+        ws.apply(*step)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=ws.dir,
+            env=_run_env(),
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise CheckFailed(f"the probe script times out with the {step[1]}") from None
+    if not tolerate_failure and (result.returncode != 0 or not result.stdout.strip()):
+        detail = result.stderr.strip().splitlines()[-1:] or ["no output"]
+        raise CheckFailed(f"the probe script fails with the {step[1]}: {detail[0]}")
+    return result.stdout
 
 
 @contextlib.contextmanager

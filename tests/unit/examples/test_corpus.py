@@ -146,6 +146,7 @@ def test_label_counts():
         assert kinds[kind] == 1, kind
     assert len(hows) >= 4
     assert hows["harness_hole"] >= 1
+    assert kinds["over_strict"] >= 2
 
 
 @pytest.mark.parametrize("instance_id", IDS)
@@ -162,6 +163,13 @@ def test_label_entry(instance_id):
         assert entry["known_exploit"] != _task(instance_id)["patch"]
     if entry["label"] == "equivalent_hunk":
         assert 0 <= entry["droppable_hunk"] < len(corpus.hunks(_task(instance_id)["patch"]))
+    if entry["label"] == "over_strict":
+        assert entry["pins"] in corpus.PIN_KINDS
+        assert entry["rewrite"] in corpus.REWRITE_KINDS
+        assert entry["correct_variant"].startswith("diff --git a/")
+        assert entry["correct_variant"] != _task(instance_id)["patch"]
+        assert set(entry["pinning_tests"]) <= set(json.loads(_task(instance_id)["FAIL_TO_PASS"]))
+        assert entry["probe_script"].strip()
 
 
 def test_robust_golds_are_more_than_one_line():
@@ -287,6 +295,70 @@ def test_line_mutants_leave_loops_strings_and_open_lines_alone():
     assert corpus.line_mutants("    pass") == []
 
 
+_GOLD_SOURCE = '''\
+def room(slug, limit):
+    """The room left."""
+    suffix = "-2"
+    stem = slug[: limit - len(suffix)]
+    log(stem)
+    note(suffix)
+    return stem + suffix
+'''
+
+
+@pytest.mark.parametrize(
+    ("rewrite", "old", "new"),
+    [
+        ("docstring", '"""The room left."""', '"""How much room is left."""'),
+        ("rename_locals", "suffix", "tail"),
+        (
+            "reorder_statements",
+            "    log(stem)\n    note(suffix)",
+            "    note(suffix)\n    log(stem)",
+        ),
+    ],
+)
+def test_a_rewrite_of_its_kind_is_recognised(rewrite, old, new):
+    variant = _GOLD_SOURCE.replace(old, new)
+    assert corpus.rewrite_problem(rewrite, _GOLD_SOURCE, variant) is None
+    others = [kind for kind in corpus.REWRITE_KINDS if kind != rewrite]
+    assert all(corpus.rewrite_problem(kind, _GOLD_SOURCE, variant) for kind in others)
+
+
+@pytest.mark.parametrize(
+    ("rewrite", "old", "new", "problem"),
+    [
+        ("docstring", "- len(suffix)", "- 2", "more than docstrings"),
+        ("rename_locals", "limit", "cap", "more than names"),  # a parameter
+        ("rename_locals", "log(", "print(", "not locals"),  # a global
+        ("rename_locals", "limit - len", "limit + len", "more than names"),
+        (
+            "rename_locals",
+            "    return stem + suffix",
+            "    return suffix + suffix",
+            "inconsistently",
+        ),
+        ("reorder_statements", "    log(stem)\n", "    log(suffix)\n", "order of lines"),
+        ("docstring", "return", "return(", "does not parse"),
+    ],
+)
+def test_a_change_beyond_the_rewrite_is_refused(rewrite, old, new, problem):
+    variant = _GOLD_SOURCE.replace(old, new)
+    assert problem in corpus.rewrite_problem(rewrite, _GOLD_SOURCE, variant)
+
+
+def test_lint_wants_the_over_strict_evidence():
+    entry = {"label": "over_strict", "valid": True, "note": "n", "pins": "docstring_text"}
+    problems = corpus._lint_label("x__x-1", entry)
+    for name in ("rewrite", "correct_variant", "pinning_tests", "probe_script"):
+        assert any(name in problem for problem in problems), name
+    robust = {"label": "robust", "valid": True, "note": "n", "correct_variant": "diff"}
+    assert corpus._lint_label("x__x-1", robust) == [
+        "x__x-1: only over_strict labels carry pins, rewrite, correct_variant, pinning_tests, "
+        "probe_script"
+    ]
+
+
 def test_docstring_lines_are_not_code():
     source = 'def f():\n    """Doc\n    more."""\n    return 1\n'
     assert corpus.docstring_lines(source) == {2, 3}
@@ -359,3 +431,30 @@ def test_the_real_task_shapes_are_each_present():
         assert held_back_call not in _task(instance_id)["test_patch"], instance_id
     assert len(corpus.hunks(_task("combinat__combinat-3")["patch"])) == 2
     assert len(corpus.hunks(LABELS["combinat__combinat-3"]["known_exploit"])) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ("variant_drops_the_redirect", "no reorder_statements rewrite"),
+        ("wrong_pinning_test", "not exactly the pinning tests"),
+        ("probe_without_the_fix", "probes nothing"),
+    ],
+)
+def test_check_refuses_an_over_strict_label_that_does_not_hold(change, problem, warm_cache):
+    instance_id = "slugkit__slugkit-3"
+    label = dict(LABELS[instance_id])
+    if change == "variant_drops_the_redirect":
+        label["correct_variant"] = (
+            label["correct_variant"]
+            .replace("+        self.redirects.add(old, new)\n", "")
+            .replace("@@ -58,7 +58,14 @@", "@@ -58,7 +58,13 @@")
+        )
+    elif change == "wrong_pinning_test":
+        label["pinning_tests"] = [json.loads(_task(instance_id)["FAIL_TO_PASS"])[0]]
+    else:
+        label["probe_script"] = "import slugkit\nprint(slugkit.__version__)\n"
+    outcome = corpus.check_task(_task(instance_id), label, quick=True)
+    assert not outcome.ok
+    assert problem in outcome.lines[-1]
