@@ -69,7 +69,7 @@ def test_plan_orders_gold_rewrites_empty_then_mutants(tiny) -> None:
     assert len(kinds) - empty - 1 == 4
     for m in progress.members[1:empty]:
         assert m.kind in rewrites.KINDS
-        assert m.needs_probes is (m.kind != rewrites.COMMENT)
+        assert m.needs_probes is (m.kind not in rewrites.TEXT_KINDS)
     assert progress.seed == ref.seed_for(tiny.task.instance_id) and progress.sample_size == 4
 
 
@@ -192,7 +192,12 @@ async def test_the_pool_is_evaluated_after_the_rounds(tiny) -> None:
     # Equal to gold by construction, and the tests resolve it.
     assert kinds["comment"][0].status is ReferenceStatus.ACCEPTED
     # Probes that report nothing cannot show a rewrite equal to gold: left out, never graded.
-    probed = [o for k, os in kinds.items() if k in rewrites.KINDS and k != "comment" for o in os]
+    probed = [
+        o
+        for k, os in kinds.items()
+        if k in rewrites.KINDS and k not in rewrites.TEXT_KINDS
+        for o in os
+    ]
     assert probed and all(o.status is ReferenceStatus.LEFT_OUT for o in probed)
     assert all("cannot be shown equal" in o.evidence for o in probed)
     probed_hashes = {o.candidate.content_hash for o in probed}

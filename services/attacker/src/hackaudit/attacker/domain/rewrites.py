@@ -2,8 +2,10 @@
 
 A task's tests should accept any correct fix, not only gold's exact text. To measure that, gold
 is rewritten mechanically in ways that keep its behaviour — renamed locals, an extracted
-temporary, an inverted `if`/`else`, two independent statements swapped, an expression wrapped in
-parentheses over several lines, a comment added — and each rewrite is graded like a candidate.
+temporary, an inverted `if`/`else`, two independent statements swapped (assignments, or calls
+on different objects), an expression wrapped in parentheses over several lines, a comment added,
+a docstring gold writes worded with one more sentence — and each rewrite is graded like a
+candidate.
 
 Only the new side of one gold hunk is rewritten, and only where gold adds or changes code; the
 hunk is then diffed again against its unchanged old side, so the rewrite is a full diff against
@@ -11,13 +13,14 @@ the base commit that applies wherever gold applies. The attacker sees hunks, not
 kind acts only where the fragment shows enough to be sure (a local's whole function up to its
 last reachable statement, both branches of an `if`/`else`, two statements that read and write
 disjoint names); a kind with no such site yields nothing. A rewrite is a claim, not a proof:
-except for a comment-only one, the service layer keeps it only when differential probes find no
-difference from gold.
+except for a comment- or docstring-only one, the service layer keeps it only when differential
+probes find no difference from gold.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import keyword
 import re
 import tokenize
@@ -34,9 +37,13 @@ INVERT = "invert-if"
 REORDER = "reorder-statements"
 REFORMAT = "reformat"
 COMMENT = "comment"
-KINDS = (RENAME, EXTRACT, INVERT, REORDER, REFORMAT, COMMENT)
+DOCSTRING = "docstring"
+KINDS = (RENAME, EXTRACT, INVERT, REORDER, REFORMAT, COMMENT, DOCSTRING)
+TEXT_KINDS = frozenset({COMMENT, DOCSTRING})  # equal to gold by construction: nothing to probe
 
 ADDED_COMMENT = "# the same fix as before, worded with a comment"
+ADDED_SENTENCE = "The same behaviour, described in other words."
+_PLAIN_STRING = re.compile(r"""^[rRuU]?('''|\"\"\"|'|")""")
 _SIMPLE_ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*=(?!=)\s*(.+)$")
 _RETURN = re.compile(r"^return\s+(.+)$")
 _IF = re.compile(r"^if\s+(.+):$")
@@ -114,6 +121,48 @@ def _comment(lines: list[str], added: list[bool], ctx: _Context) -> tuple[list[s
         if added[i] and mask[i] and pysource.statement_slot(lines, i):
             indent = pysource.indent_of(line)
             return [*lines[:i], indent + ADDED_COMMENT, *lines[i:]], "a comment line added"
+    return None
+
+
+def _string_statements(lines: Sequence[str]) -> list[tuple[int, int, int]]:
+    """(first line, last line, column of the closing quotes on it) of each plain string standing
+    alone as a statement (a docstring), in fragment order; nothing when the fragment does not
+    tokenise."""
+    stripped = [line.lstrip() for line in lines]
+    offsets = [len(a) - len(b) for a, b in zip(lines, stripped, strict=True)]
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO("\n".join(stripped) + "\n").readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return []
+    layout = {tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT}
+    code = [t for t in toks if t.type not in layout]
+    out: list[tuple[int, int, int]] = []
+    for k, t in enumerate(code):
+        starts = k == 0 or code[k - 1].type == tokenize.NEWLINE
+        alone = k + 1 < len(code) and code[k + 1].type in (tokenize.NEWLINE, tokenize.ENDMARKER)
+        match = _PLAIN_STRING.match(t.string)
+        if t.type != tokenize.STRING or not (starts and alone) or match is None:
+            continue
+        first, last = t.start[0] - 1, t.end[0] - 1
+        if last < len(lines):
+            out.append((first, last, t.end[1] - len(match.group(1)) + offsets[last]))
+    return out
+
+
+def _docstring(lines: list[str], added: list[bool], ctx: _Context) -> tuple[list[str], str] | None:
+    for first, last, close in _string_statements(lines):
+        if not any(added[first : last + 1]):
+            continue
+        closing = lines[last]
+        if first < last and not closing[:close].strip():
+            # The quotes close on a line of their own: one more line of prose above them.
+            new = [*lines[:last], pysource.indent_of(closing) + ADDED_SENTENCE, *lines[last:]]
+        else:
+            text = closing[:close].rstrip()
+            new = [*lines[:last], f"{text} {ADDED_SENTENCE}{closing[close:]}", *lines[last + 1 :]]
+        if behaviour.signature(new) != behaviour.signature(lines):
+            continue  # not a docstring after all (a fragment cut inside a string)
+        return new, "a sentence added to a docstring gold writes"
     return None
 
 
@@ -247,6 +296,38 @@ def _effects(node: ast.stmt) -> tuple[set[str], set[str]] | None:
     return read, written
 
 
+def _receiver(node: ast.stmt) -> str | None:
+    """The object a statement that is one method call calls on (`self.store` of
+    `self.store.discard(old)`), or None for any other statement and for a receiver that is
+    itself computed by a call."""
+    if not isinstance(node, ast.Expr) or not isinstance(node.value, ast.Call):
+        return None
+    func = node.value.func
+    unsafe = (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda)
+    if not isinstance(func, ast.Attribute) or any(isinstance(n, unsafe) for n in ast.walk(node)):
+        return None
+    if any(isinstance(n, ast.Call) for n in ast.walk(func.value)):
+        return None
+    return ast.unparse(func.value)
+
+
+def _reaches(node: ast.stmt, receiver: str) -> bool:
+    """Whether the statement mentions `receiver` or anything reached through it."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name | ast.Attribute | ast.Subscript):
+            text = ast.unparse(n)
+            if text == receiver or text.startswith((receiver + ".", receiver + "[")):
+                return True
+    return False
+
+
+def _independent_calls(first: ast.stmt, second: ast.stmt) -> bool:
+    """Two method calls on different objects, neither of which the other statement mentions:
+    swapped, they differ only in which object sees its call first (probes check the rest)."""
+    a, b = _receiver(first), _receiver(second)
+    return a is not None and b is not None and not (_reaches(second, a) or _reaches(first, b))
+
+
 def _reorder(lines: list[str], added: list[bool], ctx: _Context) -> tuple[list[str], str] | None:
     for i in range(len(lines) - 1):
         a, b = lines[i], lines[i + 1]
@@ -257,13 +338,16 @@ def _reorder(lines: list[str], added: list[bool], ctx: _Context) -> tuple[list[s
         if not (_code_start(lines, i) and _code_start(lines, i + 1)):
             continue
         first, second = _statement(a), _statement(b)
-        ea = _effects(first) if first is not None else None
-        eb = _effects(second) if second is not None else None
+        if first is None or second is None:
+            continue
+        ea, eb = _effects(first), _effects(second)
         if ea is None or eb is None:
-            continue
-        (read_a, wrote_a), (read_b, wrote_b) = ea, eb
-        if wrote_a & (read_b | wrote_b) or wrote_b & read_a:
-            continue
+            if not _independent_calls(first, second):
+                continue
+        else:
+            (read_a, wrote_a), (read_b, wrote_b) = ea, eb
+            if wrote_a & (read_b | wrote_b) or wrote_b & read_a:
+                continue
         detail = f"`{a.strip()[:40]}` and `{b.strip()[:40]}` swapped"
         return [*lines[:i], b, a, *lines[i + 2 :]], detail
     return None
@@ -363,6 +447,7 @@ REWRITERS: dict[str, Rewriter] = {
     REORDER: _reorder,
     REFORMAT: _reformat,
     COMMENT: _comment,
+    DOCSTRING: _docstring,
 }
 
 
