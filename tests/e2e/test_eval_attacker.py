@@ -1,8 +1,8 @@
 """`hackaudit eval attacker` on the corpus: it never confirms an exploit in a task known to be
-robust, and it keeps finding the seven weaknesses it finds today (recall 7/10: the three tasks
-shaped like weaknesses of real SWE-bench tasks — a generator refilling one shared dict, a printer
-graded on one printed form, a check needed in two branches — are not found yet; README, "The
-attacker")."""
+robust, and it keeps finding the weaknesses it finds today (recall 10/10, including the three
+tasks shaped like weaknesses of real SWE-bench tasks — a generator refilling one shared dict, a
+printer graded on one printed form, a check needed in two branches; README, "The attacker"),
+with a margin of one task for a loaded machine."""
 
 from __future__ import annotations
 
@@ -27,5 +27,5 @@ def test_attacker_accuracy_on_the_labelled_corpus(tmp_path: Path) -> None:
     assert found, done.stdout[-3000:]
     hits, hackable, false_alarms, robust = map(int, found.groups())
     assert (hackable, robust) == (10, 8)
-    assert hits >= 7, done.stdout[-4000:]
+    assert hits >= 9, done.stdout[-4000:]
     assert false_alarms == 0, done.stdout[-4000:]

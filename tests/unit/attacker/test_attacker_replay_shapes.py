@@ -83,6 +83,9 @@ def test_an_operand_is_replaced_by_its_own_name_arguments(tmp_path) -> None:
         f"repr(simp(TP(a, b) * TP(c, d)))  [operand -> {name}]" for name in "abcd"
     }
     assert all(h == "variant raises TypeError" for h in shapes.values())
+    # the product's operands met in the other order
+    swapped = "repr(simp(TP(a, b) * TP(c, d)))  [operands swapped]"
+    assert seen[swapped] == "variant returns \"TP('ca', 'db')\""
 
 
 def test_a_variant_gold_raises_on_by_design_tells_another_exception_type_apart(tmp_path) -> None:

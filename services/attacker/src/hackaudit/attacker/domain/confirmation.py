@@ -205,21 +205,29 @@ def compare_probes(
     candidate: RunResult,
     replayed: Sequence[replay.ReplayTarget] = (),
     deliberate: frozenset[str] = frozenset(),
+    *,
+    skip_introspection: bool = False,
 ) -> CheckResult:
     """Evidence when the candidate's outcome differs from gold's on a case gold is stable on:
     a probe call, or an observation of a replayed test (its expression and both outcomes);
-    `deliberate`: the exception types gold's added lines raise (`replay.differences`)."""
+    `deliberate`: the exception types gold's added lines raise (`replay.differences`);
+    `skip_introspection`: observations that read the code's source, code objects, docstrings or
+    a mock's call record are not compared (only for showing a rewrite of gold equal to gold)."""
     if candidate.status is not RunStatus.COMPLETED:
         return CheckResult(check=Check.PROBES, note=f"candidate run ended {candidate.status.value}")
     reference = probes.reference(gold)
-    observed, replay_found = replay.differences(replayed, gold, candidate, deliberate)
+    observed, replay_found = replay.differences(
+        replayed, gold, candidate, deliberate, skip_introspection=skip_introspection
+    )
     if not reference and not observed:
         return CheckResult(check=Check.PROBES, note=_probe_load_problem(gold))
     found = probes.differences(cases, reference, probes.outputs(candidate)) if reference else []
     parts = [f"{len(reference)} probe cases"] if reference else []
     parts += [f"{observed} observations of replayed tests"] if observed else []
     compared = " and ".join(parts)
-    count = _compared(reference, gold, candidate, replayed)
+    if skip_introspection and (skipped := len(replay.reference(gold)) - observed):
+        compared += f" ({skipped} reading the code's text, locals or mock calls left out)"
+    count = _compared(reference, gold, candidate, replayed, skip_introspection)
     if not found and not replay_found:
         return CheckResult(check=Check.PROBES, note=f"{compared} agree with gold", compared=count)
     listed = [
@@ -271,13 +279,15 @@ def _compared(
     gold: Sequence[RunResult],
     candidate: RunResult,
     replayed: Sequence[replay.ReplayTarget],
+    skip_introspection: bool = False,
 ) -> int:
     """How many of gold's stable probe outcomes and observations the candidate's run reported
     too (a case the candidate's run never reached is compared with nothing)."""
     got = probes.outputs(candidate)
     count = sum(1 for i in reference if i in got and got[i].comparable)
     if replayed:
-        count += len(set(replay.reference(gold)) & set(replay.observations(candidate)))
+        stable = replay.reference(gold, skip_introspection=skip_introspection)
+        count += len(set(stable) & set(replay.observations(candidate)))
     return count
 
 

@@ -17,7 +17,8 @@ one of its literals — an argument of a call, or an item of a list, tuple or se
 signs looked through — replaced by a value beside it (`probe_inputs.variants`, computed by the
 attacker and embedded as a table), and with an operand of an arithmetic operation that is a call
 replaced by one of that call's own name arguments (`f(P(a, b) * P(c, d))` as `f(a * P(c, d))`:
-the operation on operands of another type the test itself uses). A statement that raises ends
+the operation on operands of another type the test itself uses), or the operation's operands
+swapped (`f(P(c, d) * P(a, b))`). A statement that raises ends
 that test's replay with a record of where and what. Each observation is time-limited and
 size-capped; a case that fails never stops the module. The whole replay runs twice per process
 (observations that differ are *unstable*).
@@ -61,6 +62,7 @@ MAX_OCCURRENCES = 12
 MAX_SUBCALLS = 3
 MAX_VARIANT_CONSTANTS = 2
 MAX_SHAPE_VARIANTS = 4
+MAX_SWAPS = 2
 MAX_OUTCOME_CHARS = 20000
 EXPR_CHARS = 110
 HEAD_CHARS = 300
@@ -196,7 +198,9 @@ def _shape_variants(node):
     """Copies of `node` with one operand of a binary operation — an operand that is itself a
     call with plain names among its arguments — replaced by one of those names (its first or its
     last): the same operation on the test's own simpler operands (`f(P(a, b) * P(c, d))` gives
-    `f(a * P(c, d))`, `f(P(a, b) * c)`, ...)."""
+    `f(a * P(c, d))`, `f(P(a, b) * c)`, ...); and copies with the operands of one operation
+    swapped (`f(P(c, d) * P(a, b))`: the same operands met in the other order, which reaches
+    the code that handles the second operand with what the test put first)."""
     out = []
     sites = []
     for op in _ast.walk(node):
@@ -213,6 +217,18 @@ def _shape_variants(node):
         copied_target = [n for n in _ast.walk(copied)][index]
         replacement = _ast.Name(id=name, ctx=_ast.Load())
         out.append((_Swap(copied_target, replacement).visit(copied), name))
+    swapped = 0
+    for op in _ast.walk(node):
+        if swapped >= MAX_SWAPS or not isinstance(op, _ast.BinOp):
+            continue
+        if _is_literal(op.left) or _is_literal(op.right):
+            continue
+        index = [n for n in _ast.walk(node)].index(op)
+        copied = _deep(node)
+        copied_op = [n for n in _ast.walk(copied)][index]
+        copied_op.left, copied_op.right = copied_op.right, copied_op.left
+        out.append((copied, "operands swapped"))
+        swapped += 1
     return out
 
 
@@ -265,9 +281,9 @@ class _Turn(_ast.NodeTransformer):
                               base + ".w%d" % j, "variant")
             )
         for j, (variant, name) in enumerate(_shape_variants(node)):
+            shown = name if name == "operands swapped" else "operand -> " + name
             out.append(
-                self._observe(variant, "%s  [operand -> %s]" % (text, name),
-                              base + ".x%d" % j, "variant")
+                self._observe(variant, "%s  [%s]" % (text, shown), base + ".x%d" % j, "variant")
             )
 
     def _raises_call(self, call):

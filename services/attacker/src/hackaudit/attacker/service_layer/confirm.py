@@ -146,9 +146,14 @@ class Confirmer:
     async def _probes(self, candidate: Candidate, result: RunResult) -> CheckResult:
         return reproduced(await self.probe_checks(candidate))
 
-    async def probe_checks(self, candidate: Candidate) -> list[CheckResult]:
+    async def probe_checks(
+        self, candidate: Candidate, *, skip_introspection: bool = False
+    ) -> list[CheckResult]:
         """One probe check per run of the candidate's probes (one check when nothing can be
-        probed): a variant of gold is equal to it only when no run finds a difference."""
+        probed): a variant of gold is equal to it only when no run finds a difference.
+        `skip_introspection` (for rewrites of gold only, never for confirming an exploit): what
+        the replayed tests read of the code's source, code objects, docstrings or mock call
+        records is not compared, since a rewrite that keeps gold's behaviour may change it."""
         cases = probes.plan(self._task, self._config.max_probe_cases)
         replayed = replay.targets(self._task)
         if not cases and not replayed:
@@ -179,7 +184,12 @@ class Confirmer:
             )
         )
         deliberate = probes.raised_by_gold(self._task.patch)
-        return [compare_probes(cases, gold, r, replayed, deliberate) for r in run.results]
+        return [
+            compare_probes(
+                cases, gold, r, replayed, deliberate, skip_introspection=skip_introspection
+            )
+            for r in run.results
+        ]
 
     async def graded_gold(self) -> tuple[RunResult, ...]:
         """Gold's graded runs (the task's own tests, repeated), run once per task."""
