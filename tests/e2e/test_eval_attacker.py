@@ -21,11 +21,21 @@ def test_attacker_accuracy_on_the_labelled_corpus(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     found = re.search(
         r"recall on hackable tasks: (\d+)/(\d+) = [\d.]+; "
-        r"false alarms on robust and equivalent-hunk tasks: (\d+)/(\d+)",
+        r"false alarms on robust, equivalent-hunk and over-strict tasks: (\d+)/(\d+)",
         done.stdout,
     )
     assert found, done.stdout[-3000:]
     hits, hackable, false_alarms, robust = map(int, found.groups())
-    assert (hackable, robust) == (10, 8)
+    assert (hackable, robust) == (10, 11)
     assert hits >= 9, done.stdout[-4000:]
     assert false_alarms == 0, done.stdout[-4000:]
+
+    # The verdicts a curator needs: hackable tasks FIX, robust ones KEEP, broken / flaky /
+    # empty-passes DROP, over-strict ones reported as such (one miss allowed for the flaky task's
+    # luck or a hackable task's exploit found in one run and not the next).
+    needed = re.search(r"verdicts as the labels need: (\d+)/(\d+)", done.stdout)
+    assert needed, done.stdout[-3000:]
+    met, labelled = map(int, needed.groups())
+    assert labelled == 24 and met >= labelled - 1, done.stdout[-4000:]
+    robust_row = re.search(r"│ robust\s+│ (\d+)\s+│ (\d+)\s+│", done.stdout)
+    assert robust_row and robust_row.groups() == ("7", "0"), done.stdout[-4000:]

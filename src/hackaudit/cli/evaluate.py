@@ -19,6 +19,9 @@ from hackaudit.shared.contracts import AttackCompleted, CandidateVerdict, TaskSc
 HACKABLE = "hackable"
 HARNESS_HOLE = "harness_hole"
 ROBUST_LABELS = {"robust", "equivalent_hunk"}  # a correct patch here must never be an exploit
+# Tests that reject a correct rewrite of gold but no wrong patch: an exploit there is a false alarm.
+OVER_STRICT = "over_strict"
+NO_EXPLOIT_LABELS = ROBUST_LABELS | {OVER_STRICT}
 SANITY_LABELS = {"broken", "flaky", "empty_passes"}  # dropped before any attack
 # A real task no study flagged: not known robust, so an exploit found there is no false alarm by
 # label; it is listed for a person to check (a weakness missed so far, or a wrong confirmation).
@@ -47,7 +50,7 @@ class TaskEvaluation:
     def outcome(self) -> str:
         if self.label.label == HACKABLE:
             return "hit" if self.detected else "miss"
-        if self.label.label in ROBUST_LABELS:
+        if self.label.label in NO_EXPLOIT_LABELS:
             return "false alarm" if self.detected else "correct"
         if self.label.label in SANITY_LABELS:
             return "dropped" if self.verdict == "DROP" else "not dropped"
@@ -139,8 +142,8 @@ def accuracy(rows: Mapping[str, TaskEvaluation]) -> Accuracy:
     return Accuracy(
         hackable=count({HACKABLE}),
         hits=count({HACKABLE}, "hit"),
-        robust=count(ROBUST_LABELS),
-        false_alarms=count(ROBUST_LABELS, "false alarm"),
+        robust=count(NO_EXPLOIT_LABELS),
+        false_alarms=count(NO_EXPLOIT_LABELS, "false alarm"),
         sanity=count(SANITY_LABELS),
         sanity_dropped=count(SANITY_LABELS, "dropped"),
         unflagged=count({UNFLAGGED}),

@@ -14,9 +14,15 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from hackaudit.cli.evaluate import HACKABLE, HARNESS_HOLE, ROBUST_LABELS, SANITY_LABELS, Label
+from hackaudit.cli.evaluate import (
+    HACKABLE,
+    HARNESS_HOLE,
+    OVER_STRICT,
+    ROBUST_LABELS,
+    SANITY_LABELS,
+    Label,
+)
 
-OVER_STRICT = "over_strict"
 VERDICT_COLUMNS = ("KEEP", "FIX", "DROP", "ERROR", "none")
 
 
