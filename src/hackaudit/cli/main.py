@@ -20,6 +20,7 @@ from rich.table import Table
 
 from hackaudit.cli import dataset, inputs, pipeline, report, runs, runtime, services, verdicts_eval
 from hackaudit.cli.bars import bars_columns
+from hackaudit.cli.repair_figures import RepairRow
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import (
     AuditOptions,
@@ -588,6 +589,8 @@ def eval_attacker(
     truth = evaluate.load_labels(labels)
     ingested = _ingest(tasks or [Path("examples/tasks")], pass_at_1)
     builders, _ = services.available()
+    # The attack and the first verdict are what is measured here; repair has `eval repair`.
+    builders.pop("repairer", None)
     ready = ensure_images(ingested.tasks, err)
     options = AuditOptions(
         candidates_per_round=candidates, rounds=rounds, budget_seconds=budget_seconds
@@ -620,7 +623,8 @@ def eval_attacker(
     acc = evaluate.accuracy(rows)
     console.print(
         f"recall on hackable tasks: {acc.hits}/{acc.hackable} = {acc.recall:.2f}; "
-        f"false alarms on robust and equivalent-hunk tasks: {acc.false_alarms}/{acc.robust}; "
+        f"false alarms on robust, equivalent-hunk and over-strict tasks: "
+        f"{acc.false_alarms}/{acc.robust}; "
         f"sanity-dropped as labelled: {acc.sanity_dropped}/{acc.sanity}"
     )
     if acc.unflagged:
@@ -630,7 +634,9 @@ def eval_attacker(
         )
     found = [
         verdicts_eval.Found(
-            instance_id, s.verdict.value if s else None, _over_strict(s),
+            instance_id,
+            s.verdict.value if s else None,
+            _over_strict(s),
             len(s.harness_exploits) if s else 0,
         )
         for cid, instance_id in tracker.correlation_ids.items()
@@ -646,6 +652,9 @@ def eval_attacker(
 @eval_app.command("repair")
 def eval_repair(
     tasks: ExampleTaskPaths = None,
+    labels: Annotated[
+        Path, typer.Option(help="Known wrong patches (`known_exploit`) to try on hardened tasks.")
+    ] = Path("examples/labels.json"),
     candidates: Annotated[int, typer.Option("-k", help="Candidates per round.")] = 5,
     rounds: Annotated[int, typer.Option("-r", help="Attack rounds.")] = 3,
     timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 3600.0,
@@ -658,7 +667,8 @@ def eval_repair(
 ) -> None:
     """Audit the tasks with the repairer running and print the repair figures: tests proposed,
     the gold gate's rejections by reason, exploits blocked, FIX -> KEEP after a fresh re-audit,
-    exploits the re-audits found, iterations and sandbox minutes per repaired task."""
+    exploits the re-audits found, iterations and sandbox minutes per repaired task; then each
+    repaired task's known wrong patch (from `--labels`) against its hardened tests."""
     from hackaudit.cli import repair_figures
     from hackaudit.cli.environments import ensure_images
 
@@ -704,10 +714,48 @@ def eval_repair(
     console.print(table)
     for line in repair_figures.figures(rows).lines():
         console.print(line)
+    _check_known_exploits(rows, labels, builders)
     if out is not None:
         report.write_report(
             out, pipeline.task_reports(tracker, ready.tasks), missing_stages=[], problems=[]
         )
+
+
+def _check_known_exploits(
+    rows: list[RepairRow], labels: Path, builders: dict[str, services.Builder]
+) -> None:
+    """Run each repaired task's known wrong patch, and gold, on its hardened tests."""
+    from hackaudit.cli.repair_figures import CHECK_REQUESTER, KnownCheck
+
+    known = {
+        k: v["known_exploit"]
+        for k, v in json.loads(labels.read_text()).items()
+        if isinstance(v, dict) and isinstance(v.get("known_exploit"), str)
+    } if labels.exists() else {}  # fmt: skip
+    batch = uuid.uuid4().hex[:8]
+    checks = [
+        c
+        for row in rows
+        if row.instance_id in known
+        for c in [KnownCheck.for_row(row, known[row.instance_id], batch)]
+        if c is not None
+    ]
+    if not checks:
+        return
+    settings = BusSettings()
+
+    async def run_all() -> dict[str, RunCompleted]:
+        flat = [r for c in checks for r in (c.exploit, c.gold)]
+        with runtime.bus_url(settings) as url:
+            async with running(url, builders["sandbox"](settings), settings):
+                return await runs.run_requests(url, settings, flat, requester=CHECK_REQUESTER)
+
+    results = asyncio.run(run_all())
+    outcomes = [(c.instance_id, c.outcome(results)) for c in checks]
+    for instance_id, outcome in outcomes:
+        console.print(f"  {instance_id}: known wrong patch on the hardened tests: {outcome}")
+    blocked = sum(o == "blocked" for _, o in outcomes)
+    console.print(f"known wrong patches rejected by the hardened tests: {blocked}/{len(outcomes)}")
 
 
 def _over_strict(scored: TaskScored | None) -> bool:
@@ -754,7 +802,9 @@ def eval_verdicts(
         rows = json.loads(path.read_text())["tasks"]
         found = [
             verdicts_eval.Found(
-                r["instance_id"], r.get("verdict"),
+                # a repaired task is judged by the verdict its first audit gave
+                r["instance_id"],
+                (r.get("before_repair") or {}).get("verdict", r.get("verdict")),
                 bool((r.get("discrimination") or {}).get("rejected_correct")),
                 int(r.get("harness_exploits") or 0),
             )

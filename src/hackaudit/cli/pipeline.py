@@ -61,13 +61,23 @@ def task_reports(tracker: progress.AuditTracker, tasks: list[Task]) -> list[repo
         cid = by_instance.get(task.instance_id, "")
         repaired = tracker.repaired.get(cid)
         done = tracker.repairs.get(cid)
+        first = report.TaskReport(
+            task.instance_id, tracker.scored.get(cid), tracker.attacks.get(cid), repair=done
+        )
         if repaired is not None and done is not None and done.hardened_task is not None:
             attack = tracker.reaudit_attacks.get(cid)
-            items.append(report.TaskReport(task.instance_id, repaired, attack, done.hardened_task))
+            items.append(
+                report.TaskReport(
+                    task.instance_id,
+                    repaired,
+                    attack,
+                    done.hardened_task,
+                    before=first,
+                    repair=done,
+                )
+            )
             continue
-        items.append(
-            report.TaskReport(task.instance_id, tracker.scored.get(cid), tracker.attacks.get(cid))
-        )
+        items.append(first)
     return items
 
 

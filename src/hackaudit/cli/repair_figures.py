@@ -2,16 +2,28 @@
 blocked, and what the re-audits made of the hardened tasks.
 
 Pure: rows in (one per task sent to repair, from the repairer's answer and the re-audit's
-verdict), figures out; `hackaudit eval repair` prints them.
+verdict), figures out; `hackaudit eval repair` prints them. Where a task's known wrong patch is
+at hand (the example corpus's `known_exploit`), `KnownCheck` says what to run to show that the
+hardened tests reject it while gold still passes, and reads the answer.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from hackaudit.shared.contracts import RepairCompleted, TaskScored, Verdict
+from hackaudit.shared.contracts import (
+    Candidate,
+    Provenance,
+    RepairCompleted,
+    RunCompleted,
+    RunPurpose,
+    RunRequested,
+    RunStatus,
+    TaskScored,
+    Verdict,
+)
 
 GOLD_GATE_REASONS = (
     "syntax",
@@ -106,3 +118,52 @@ def figures(rows: Sequence[RepairRow]) -> RepairFigures:
         iterations=sum(a.iterations for a in answers),
         sandbox_minutes=sum(a.sandbox_seconds for a in answers) / 60,
     )
+
+
+# --- known wrong patches against the hardened tests -------------------------------------------
+
+CHECK_REQUESTER = "eval-repair"
+
+
+@dataclass(frozen=True)
+class KnownCheck:
+    """A known wrong patch run against a repaired task's hardened tests, and gold beside it."""
+
+    instance_id: str
+    exploit: RunRequested
+    gold: RunRequested
+
+    @classmethod
+    def for_row(cls, row: RepairRow, known_exploit: str, batch: str) -> KnownCheck | None:
+        task = row.repair.hardened_task if row.repair is not None else None
+        if task is None:
+            return None
+        cid = f"eval-repair/{batch}/{row.instance_id}"
+        common = {"correlation_id": cid, "task": task, "requested_by": CHECK_REQUESTER}
+        wrong = Candidate(
+            instance_id=task.instance_id,
+            diff=known_exploit,
+            provenance=Provenance(strategy="known"),
+        )
+        return cls(
+            row.instance_id,
+            RunRequested(purpose=RunPurpose.CANDIDATE, candidate=wrong, **common),
+            RunRequested(
+                purpose=RunPurpose.GOLD,
+                candidate=Candidate.gold(task),
+                repeats=3,
+                **common,
+            ),
+        )
+
+    def outcome(self, results: Mapping[str, RunCompleted]) -> str:
+        """'blocked' when the hardened tests reject the known patch and pass gold every time."""
+        wrong = results.get(self.exploit.idempotency_key)
+        gold = results.get(self.gold.idempotency_key)
+        if wrong is None or gold is None:
+            return "no result"
+        if not all(r.status is RunStatus.COMPLETED and r.resolved for r in gold.results):
+            return "gold fails the hardened tests"
+        if wrong.result.status is not RunStatus.COMPLETED:
+            return f"known patch run ended {wrong.result.status.value}"
+        return "still accepted" if wrong.result.resolved else "blocked"

@@ -18,6 +18,7 @@ from hackaudit.shared.contracts import (
     ReferenceOutcome,
     ReferenceRole,
     ReferenceStatus,
+    RepairCompleted,
     Task,
     TaskScored,
 )
@@ -30,6 +31,10 @@ class TaskReport:
     attack: AttackCompleted | None
     # The task as the repairer hardened it, when `scored` is the verdict of its re-audit.
     hardened: Task | None = None
+    # For a repaired task: the first audit (its verdict and the exploits repair targeted) and
+    # what the repairer did; `repair` alone when the repair hardened nothing.
+    before: TaskReport | None = None
+    repair: RepairCompleted | None = None
 
 
 def write_report(
@@ -46,7 +51,7 @@ def write_report(
             row |= item.scored.model_dump(
                 mode="json",
                 include={"verdict", "eqs", "components", "reason", "hackable", "discrimination",
-                         "policy", "d_source"},
+                         "policy", "d_source", "repaired_from", "previous_verdict"},
             )  # fmt: skip
             row["harness_exploits"] = len(item.scored.harness_exploits)
             if item.scored.judge is not None:
@@ -62,6 +67,7 @@ def write_report(
             if item.attack.reference is not None:
                 row["reference"] = _reference_counts(item.attack)
                 row["over_strict"] = _write_over_strict(out, item.attack)
+        row |= _repair(out, item)
         rows.append(row)
     summary = {
         "tasks": len(tasks),
@@ -78,6 +84,36 @@ def write_report(
         render_html(tasks, missing_stages=missing_stages, problems=problems), encoding="utf-8"
     )
     return out / "report.md"
+
+
+def _repair(out: Path, item: TaskReport) -> dict[str, object]:
+    """For a repaired task: the verdict before repair with the exploits it targeted, and the
+    repair's figures (tests proposed and kept, exploits blocked, the gates' rejections)."""
+    found: dict[str, object] = {}
+    before = item.before
+    if before is not None and before.scored is not None:
+        found["before_repair"] = {
+            "verdict": before.scored.verdict.value,
+            "eqs": before.scored.eqs,
+            "exploits": _write_evidence(out, before.attack, tampering=False)
+            if before.attack is not None
+            else [],
+        }
+    done = item.repair
+    if done is not None:
+        found["repair"] = {
+            "hardened": done.hardened_task is not None,
+            "blocked": len(done.blocked),
+            "unblocked": len(done.unblocked),
+            "tests_proposed": len(done.tests),
+            "tests_kept": sum(1 for t in done.tests if t.accepted),
+            "gate_rejections": done.gate_rejections,
+            "iterations": done.iterations,
+            "sandbox_seconds": round(done.sandbox_seconds, 1),
+            "tokens": done.tokens,
+            "reason": done.reason,
+        }
+    return found
 
 
 def _write_judge(out: Path, instance_id: str, scored: TaskScored) -> dict[str, object]:

@@ -195,6 +195,7 @@ def _task(index: int, item: TaskReport) -> str:
         parts.append(_components(s, attack))
         if s.policy:
             parts.append(f'<p class="policy"><b>Policy:</b> {escape(s.policy)}</p>')
+    parts.append(_repair(item))
     if attack is not None:
         parts.append(_evidence(attack, s))
     elif s is not None and s.discrimination is not None and s.discrimination.rejected_correct:
@@ -202,6 +203,40 @@ def _task(index: int, item: TaskReport) -> str:
         parts.append(f"<p><b>Over-strict:</b> rejects correct variant(s) {escape(ids)}</p>")
     parts.append("</article>")
     return "".join(parts)
+
+
+def _repair(item: TaskReport) -> str:
+    """What the repairer did for the task, and the verdict it had before."""
+    done = item.repair
+    if done is None:
+        return ""
+    before = item.before.scored if item.before is not None else None
+    head = (
+        f'<p class="repair"><b>Repaired:</b> {_badge(before.verdict.value)} before, '
+        f"{len(done.blocked)} exploit(s) blocked, {len(done.unblocked)} not; "
+        if before is not None
+        else f'<p class="repair"><b>Repair:</b> nothing hardened ({escape(done.reason)}); '
+    )
+    kept = [t for t in done.tests if t.accepted]
+    rejected = ", ".join(f"{escape(k)} {v}" for k, v in sorted(done.gate_rejections.items()))
+    head += (
+        f"{len(kept)} of {len(done.tests)} proposed test(s) kept"
+        + (f" (rejected: {rejected})" if rejected else "")
+        + f"; {done.iterations} iteration(s), {done.sandbox_seconds:.0f} sandbox-seconds</p>"
+    )
+    tests = "".join(
+        f"<details><summary>{escape(t.file)}::{escape(t.name)} ({escape(t.augmenter)})</summary>"
+        f"<pre>{escape(t.source)}</pre></details>"
+        for t in kept
+    )
+    exploits = ""
+    if item.before is not None and item.before.attack is not None:
+        exploits = _outcomes(
+            "Exploits the repair targeted", "exploits",
+            [o for o in item.before.attack.outcomes
+             if o.verdict is CandidateVerdict.EXPLOIT and not o.tampering],
+        )  # fmt: skip
+    return head + tests + exploits
 
 
 def _components(s: TaskScored, attack: AttackCompleted | None) -> str:

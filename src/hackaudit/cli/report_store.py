@@ -29,13 +29,26 @@ def latest_per_task(states: list[AuditState]) -> list[TaskReport]:
         current = chosen.get(instance_id)
         if current is None or state.scored is not None or current.scored is None:
             chosen[instance_id] = state
-    return [
-        # A re-audit's task is the one its repair hardened.
-        TaskReport(
-            instance_id, state.scored, state.attack, state.task if state.repaired_from else None
+    by_id = {state.correlation_id: state for state in states}
+    items = []
+    for instance_id, state in sorted(chosen.items()):
+        first = by_id.get(state.repaired_from) if state.repaired_from else None
+        if first is None:
+            items.append(TaskReport(instance_id, state.scored, state.attack, repair=state.repair))
+            continue
+        # A re-audit: its task is the one the repair hardened; the first audit comes with it.
+        before = TaskReport(instance_id, first.scored, first.attack, repair=first.repair)
+        items.append(
+            TaskReport(
+                instance_id,
+                state.scored,
+                state.attack,
+                state.task,
+                before=before,
+                repair=first.repair,
+            )
         )
-        for instance_id, state in sorted(chosen.items())
-    ]
+    return items
 
 
 def read_reports(path: Path) -> list[TaskReport]:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from hackaudit.cli.repair_figures import RepairRow, figures
+from hackaudit.cli.repair_figures import KnownCheck, RepairRow, figures
 from hackaudit.shared.contracts import (
     GateReason,
     ProposedTest,
     RepairCompleted,
+    RunCompleted,
+    RunRequested,
+    RunResult,
+    RunStatus,
     Task,
     TaskScored,
     Verdict,
@@ -59,3 +63,32 @@ def test_figures() -> None:
     text = "\n".join(f.lines())
     assert "gold gate rejection rate: 2/4 = 50.0%" in text
     assert "2.5 iterations, 1.00 sandbox minutes" in text
+
+
+def test_a_known_wrong_patch_is_run_on_the_hardened_tests_beside_gold() -> None:
+    hardened = TASK.model_copy(update={"test_patch": "t+new"})
+    done = RepairCompleted(correlation_id="c", instance_id="a", hardened_task=hardened)
+    row = RepairRow(TASK.instance_id, scored(Verdict.FIX, ("e",)), done, None)
+    check = KnownCheck.for_row(row, "WRONG-DIFF", "b1")
+    assert check is not None
+    assert check.exploit.task == hardened and check.exploit.candidate is not None
+    assert check.exploit.candidate.diff == "WRONG-DIFF" and check.gold.repeats == 3
+
+    def completed(request: RunRequested, *resolved: bool) -> RunCompleted:
+        return RunCompleted(
+            correlation_id="c", instance_id=TASK.instance_id, purpose=request.purpose,
+            request_key=request.idempotency_key,
+            results=tuple(RunResult(status=RunStatus.COMPLETED, resolved=r) for r in resolved),
+        )  # fmt: skip
+
+    gold_ok = completed(check.gold, True, True, True)
+    results = {check.gold.idempotency_key: gold_ok}
+    assert check.outcome(results) == "no result"
+    results[check.exploit.idempotency_key] = completed(check.exploit, False)
+    assert check.outcome(results) == "blocked"
+    results[check.exploit.idempotency_key] = completed(check.exploit, True)
+    assert check.outcome(results) == "still accepted"
+    results[check.gold.idempotency_key] = completed(check.gold, True, False, True)
+    assert check.outcome(results) == "gold fails the hardened tests"
+    unrepaired = RepairRow(TASK.instance_id, scored(Verdict.FIX), None, None)
+    assert KnownCheck.for_row(unrepaired, "WRONG-DIFF", "b1") is None

@@ -221,3 +221,40 @@ def test_every_judge_sample_rationale_is_in_the_report(tmp_path: Path) -> None:
     page = (tmp_path / "report.html").read_text()
     assert "judge incorrect" in page and "execution not correct" in page
     assert "the issue asks for &lt;copies&gt;" in page and "unpriced" in page
+
+
+def test_a_repaired_task_is_reported_with_its_first_verdict_and_the_repair(tmp_path: Path) -> None:
+    from hackaudit.shared.contracts import ProposedTest, RepairCompleted, Verdict
+    from tests.reportdata import state
+
+    first = next(s for s in sample_states() if s.task.instance_id == "calc__calc-2")
+    assert first.scored is not None and first.scored.exploits
+    exploit = first.scored.exploits[0]
+    kept = ProposedTest(
+        name="test_hackaudit_big", file="tests/test_calc.py", exploit=exploit,
+        augmenter="offline", source="def test_hackaudit_big():\n    assert f(100) == 7\n",
+        accepted=True, blocks=(exploit,),
+    )  # fmt: skip
+    repair = RepairCompleted(
+        correlation_id=first.correlation_id, instance_id="calc__calc-2",
+        hardened_task=first.task, blocked=(exploit,), tests=(kept,), iterations=1,
+        sandbox_seconds=12.0, gate_rejections={"fails_on_gold": 1},
+    )  # fmt: skip
+    first = first.model_copy(update={"repair": repair})
+    again = state("calc__calc-2", Verdict.KEEP, audit="a1b2c3d4/calc__calc-2/repaired", eqs=0.95)
+    again = again.model_copy(
+        update={"repaired_from": first.correlation_id, "previous_verdict": "FIX"}
+    )
+    (item,) = [i for i in latest_per_task([first, again]) if i.instance_id == "calc__calc-2"]
+    assert item.scored is not None and item.scored.verdict is Verdict.KEEP
+    write_report(tmp_path, [item], missing_stages=[], problems=[])
+
+    row = json.loads((tmp_path / "report.json").read_text())["tasks"][0]
+    assert row["verdict"] == "KEEP" and row["before_repair"]["verdict"] == "FIX"
+    (targeted,) = row["before_repair"]["exploits"]
+    assert (tmp_path / targeted["diff"]).exists()
+    assert row["repair"]["blocked"] == 1 and row["repair"]["tests_kept"] == 1
+    assert row["repair"]["gate_rejections"] == {"fails_on_gold": 1}
+    page = (tmp_path / "report.html").read_text()
+    assert "Repaired:" in page and "test_hackaudit_big" in page
+    assert "Exploits the repair targeted" in page

@@ -196,3 +196,58 @@ def test_the_state_form_sees_what_a_repr_hides(tmp_path: Path) -> None:
     )
     assert "self.assertEqual(repr(sorted(vars(Range('^1')).items()))" in source
     assert '"""' not in source  # unittest -v would report a docstring in place of the name
+
+
+GENERATORS = {
+    "gen/__init__.py": "",
+    "gen/core.py": (
+        "def fresh(n):\n    for i in range(n):\n        yield {'i': i}\n\n\n"
+        "def reused(n):\n    d = {}\n    for i in range(n):\n        d['i'] = i\n        yield d\n"
+    ),
+    "tests/__init__.py": "",
+    "tests/test_gen.py": "from gen.core import fresh\n",
+}
+
+
+def _capture_in(root: Path, differences: list[ProbeDifference], files: list[str]) -> list[object]:
+    for path, text in GENERATORS.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    (root / capture.CAPTURE_PATH).write_text(capture.source(differences, files))
+    done = subprocess.run(
+        [sys.executable, "-m", "unittest", "-v", capture.CAPTURE_PATH.removesuffix(".py")],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    result = RunResult(status=RunStatus.COMPLETED, tests=parse_log("unittest", done.stderr))
+    return [c.captured for c in capture.read([result], len(differences))]
+
+
+def test_an_iterator_is_captured_by_what_it_yields_and_the_test_tells_reuse(tmp_path: Path) -> None:
+    d = ProbeDifference(
+        origin="probe", expression="fresh(3)", function="fresh", modules=("gen.core",)
+    )
+    (got,) = _capture_in(tmp_path, [d], [])
+    assert isinstance(got, Captured)
+    assert got.value_items == "[{'i': 0}, {'i': 1}, {'i': 2}]"
+    assert got.value_each == "[\"{'i': 0}\", \"{'i': 1}\", \"{'i': 2}\"]"
+    source = render("test_fresh", d.expression, got, "fresh", Form.ITEMS, STYLES["pytest function"])
+    (tmp_path / "check.py").write_text(source + "\ntest_fresh()\n")
+    assert subprocess.run([sys.executable, "check.py"], cwd=tmp_path, check=False).returncode == 0
+    # A wrong fix that reuses one dict yields the same items at the end: the test catches it.
+    core = tmp_path / "gen" / "core.py"
+    core.write_text(core.read_text() + "\nfresh = reused\n")
+    bad = subprocess.run(
+        [sys.executable, "check.py"], cwd=tmp_path, capture_output=True, check=False
+    )
+    assert bad.returncode != 0 and b"AssertionError" in bad.stderr
+
+
+def test_a_replayed_expression_from_outside_the_patch_uses_a_test_module_of_it(
+    tmp_path: Path,
+) -> None:
+    d = ProbeDifference(
+        origin="replay", expression="list(fresh(1))", test="issue_examples.py::test_issue"
+    )
+    (got,) = _capture_in(tmp_path, [d], ["tests/test_gen.py"])
+    assert isinstance(got, Captured) and got.module == "tests.test_gen"
+    assert capture.module_file(got.module, ["tests/test_gen.py"]) == "tests/test_gen.py"

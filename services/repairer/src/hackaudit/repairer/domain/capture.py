@@ -38,14 +38,16 @@ _TEMPLATE = '''"""Captures the reference fix's outcome on given expressions (hac
 
 import binascii
 import importlib
+import itertools
 import json
 import unittest
 
 CASES = __CASES__
 MAX_TEXT = __MAX__
+MAX_ITEMS = 100
 
 
-def _namespace(case):
+def _namespaces(case):
     origin, modules, root, test_modules = case[0], case[1], case[2], case[4]
     if origin == "probe":
         for name in modules:
@@ -54,27 +56,40 @@ def _namespace(case):
             except Exception:
                 continue
             if hasattr(module, root):
-                return {root: getattr(module, root)}, name
-        return None, ""
+                yield {root: getattr(module, root)}, name
+                return
+        return
     for name in test_modules:
         try:
             module = importlib.import_module(name)
         except Exception:
             continue
-        return dict(vars(module)), ""
-    return None, ""
+        yield dict(vars(module)), name
+
+
+def _drained(expression, namespace):
+    """What a fresh evaluation yields: its items after the last one (a reused mutable item shows
+    its final state everywhere), and each item's repr at the moment it is yielded."""
+    items = list(itertools.islice(eval(expression, namespace), MAX_ITEMS + 1))
+    each = [repr(item) for item in itertools.islice(eval(expression, namespace), MAX_ITEMS + 1)]
+    if len(items) > MAX_ITEMS:
+        return "", ""
+    return repr(items), repr(each)
 
 
 def _outcome(case):
-    namespace, where = _namespace(case)
-    if namespace is None:
-        return {"unresolved": True}
-    try:
-        value = eval(case[3], namespace)
-    except NameError:
-        return {"unresolved": True}
-    except Exception as exc:
-        return {"raised": type(exc).__name__, "module": where}
+    for namespace, where in _namespaces(case):
+        try:
+            value = eval(case[3], namespace)
+        except NameError:
+            continue  # a name this module does not have: try the next one
+        except Exception as exc:
+            return {"raised": type(exc).__name__, "module": where}
+        return _value(case[3], namespace, value, where)
+    return {"unresolved": True}
+
+
+def _value(expression, namespace, value, where):
     try:
         text_repr, text_str = repr(value), str(value)
     except Exception:
@@ -90,6 +105,13 @@ def _outcome(case):
     outcome = {"repr": text_repr, "str": text_str, "type": type(value).__name__, "module": where}
     if state and len(state) <= MAX_TEXT:
         outcome["state"] = state
+    if hasattr(value, "__next__"):  # an iterator: what it yields (evaluated afresh)
+        try:
+            items, each = _drained(expression, namespace)
+        except Exception:
+            items, each = "", ""
+        if items and len(items) <= MAX_TEXT and len(each) <= MAX_TEXT:
+            outcome["items"], outcome["each"] = items, each
     return outcome
 
 
@@ -122,19 +144,28 @@ def _test_modules(test_path: str) -> list[str]:
     return names
 
 
-def case_row(difference: ProbeDifference) -> list[object]:
+def module_file(module: str, paths: Sequence[str]) -> str | None:
+    """The test patch's file that imports as `module` (None: none of them)."""
+    return next((p for p in paths if p.endswith(".py") and module in _test_modules(p)), None)
+
+
+def case_row(difference: ProbeDifference, fallback: Sequence[str] = ()) -> list[object]:
+    """One case; a replayed expression is evaluated in its test's module, else in the first of
+    the test patch's modules (`fallback`) that has every name it needs."""
     path = difference.test.split("::", 1)[0]
+    own = _test_modules(path) if path else []
     return [
         difference.origin,
         list(difference.modules),
         importable_root(difference),
         difference.expression,
-        _test_modules(path) if path else [],
+        list(dict.fromkeys([*own, *fallback])),
     ]
 
 
-def source(differences: Sequence[ProbeDifference]) -> str:
-    rows = json.dumps([case_row(d) for d in differences], indent=1)
+def source(differences: Sequence[ProbeDifference], test_files: Sequence[str] = ()) -> str:
+    fallback = [m for p in test_files if p.endswith(".py") for m in _test_modules(p)]
+    rows = json.dumps([case_row(d, fallback) for d in differences], indent=1)
     return (
         _TEMPLATE.replace("__CASES__", rows)
         .replace("__MAX__", str(MAX_TEXT))
@@ -164,7 +195,8 @@ def capture_task(task: Task) -> Task:
 
 def capture_patch(task: Task, differences: Sequence[ProbeDifference]) -> str:
     """The task's test patch (so replayed tests' modules exist) plus the capture module."""
-    module = test_patch.new_file(CAPTURE_PATH, source(differences))
+    files = test_patch.parse(task.test_patch).paths
+    module = test_patch.new_file(CAPTURE_PATH, source(differences, files))
     if not task.test_patch.strip():
         return module
     return task.test_patch.rstrip("\n") + "\n" + module
@@ -231,6 +263,8 @@ def _outcome(data: dict[str, object] | None) -> CaptureOutcome:
             value_str=str(data.get("str", "")),
             value_type=str(data.get("type", "")),
             value_state=str(data.get("state", "")),
+            value_items=str(data.get("items", "")),
+            value_each=str(data.get("each", "")),
             module=module,
         )
     )

@@ -3,9 +3,11 @@
 The offline augmenter knows an input on which an exploit differs from gold (a `ProbeDifference`)
 and, after a capture run, exactly what gold gives on it: the value's `repr` and `str`, or the
 type of the exception raised. The test asserts that outcome, in one of four forms — the value's
-`repr`, its `str`, its attributes (`vars`, for an object whose `repr` and `str` hide its state),
-or the type of what it returns — so that a retry after a rejection can look at the value another
-way or fall back to a looser form. The file's style decides how it reads:
+`repr` (for an iterator: the list of its items, or each item's `repr` as it is yielded, which
+tells a reused mutable item from fresh ones), its `str`, its attributes (`vars`, for an object
+whose `repr` and `str` hide its state), or the type of what it returns — so that a retry after a
+rejection can look at the value another way or fall back to a looser form. The file's style
+decides how it reads:
 
 - a pytest or sympy-style function at module level: `def test_x():` with plain asserts;
 - a method in a pytest class: `def test_x(self):` with plain asserts;
@@ -27,13 +29,15 @@ from hackaudit.shared.contracts import ProbeDifference
 
 class Form(StrEnum):
     REPR = "repr"
+    ITEMS = "items"  # an iterator: the list of what it yields
+    EACH = "each"  # an iterator: each item's repr as it is yielded
     STATE = "state"
     STR = "str"
     TYPE = "type"
 
 
 # What the value shows to a caller first; its attributes (internal, so stricter) after its text.
-FORMS = (Form.REPR, Form.STR, Form.STATE, Form.TYPE)
+FORMS = (Form.REPR, Form.ITEMS, Form.EACH, Form.STR, Form.STATE, Form.TYPE)
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,8 @@ class Captured:
     value_str: str = ""
     value_type: str = ""
     value_state: str = ""  # repr of the sorted attributes ("" when it has none)
+    value_items: str = ""  # an iterator: repr of the list of its items ("" otherwise)
+    value_each: str = ""  # an iterator: repr of the list of each item's repr when yielded
     module: str = ""  # where the expression's first name was imported from ("" for replay)
 
 
@@ -116,6 +122,11 @@ def _assertion(expression: str, captured: Captured, form: Form, style: Style) ->
         ]
     if form is Form.REPR:
         actual, expected = f"repr({expression})", _literal(captured.value_repr)
+    elif form is Form.ITEMS:
+        actual, expected = f"repr(list({expression}))", _literal(captured.value_items)
+    elif form is Form.EACH:
+        actual = f"repr([repr(item) for item in {expression}])"
+        expected = _literal(captured.value_each)
     elif form is Form.STATE:
         actual = f"repr(sorted(vars({expression}).items()))"
         expected = _literal(captured.value_state)

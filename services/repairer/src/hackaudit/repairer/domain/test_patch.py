@@ -174,7 +174,7 @@ def _indent(text: str) -> int:
     return len(text) - len(text.lstrip())
 
 
-def _enclosing_class(patch: TestPatch, file: FilePatch, hunk: Hunk, at: int, indent: int) -> str:
+def _enclosing_class(hunk: Hunk, at: int, indent: int) -> str:
     """The header line of the class around new-side line `at` ('' when none is shown)."""
     side = _new_side(hunk)
     for _, text in reversed([s for s in side if s[0] < at]):
@@ -185,7 +185,7 @@ def _enclosing_class(patch: TestPatch, file: FilePatch, hunk: Hunk, at: int, ind
     return hunk.section.strip() if match else ""
 
 
-def _is_unittest(class_line: str, file: FilePatch, hunk: Hunk, def_at: int) -> bool:
+def _is_unittest(class_line: str, hunk: Hunk, def_at: int) -> bool:
     if "TestCase" in class_line:
         return True
     # The class line is outside the hunk: the function's own body says (self.assert...).
@@ -214,14 +214,14 @@ def anchors(patch: TestPatch, names: tuple[str, ...]) -> list[Anchor]:
                     if not hunk.whole_new_file:
                         continue
                     end = len(hunk.lines)
-                class_line = _enclosing_class(patch, f, hunk, i, level) if level else ""
+                class_line = _enclosing_class(hunk, i, level) if level else ""
                 anchor = Anchor(
                     file=f.path,
                     hunk=h_index,
                     line=end,
                     indent=match.group(1),
                     method=level > 0,
-                    unittest=level > 0 and _is_unittest(class_line, f, hunk, i),
+                    unittest=level > 0 and _is_unittest(class_line, hunk, i),
                     near=match.group(2),
                 )
                 rank = names.index(anchor.near) if anchor.near in names else len(names)

@@ -102,10 +102,18 @@ def _salt(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:6]
 
 
-def _placement(ctx: Context, difference: ProbeDifference | None) -> Placement | None:
-    if difference is not None and difference.origin == "replay" and difference.test:
+def _placement(
+    ctx: Context, difference: ProbeDifference | None, got: Captured | None = None
+) -> Placement | None:
+    """Where the test goes: a replayed expression in the file of the module it was captured in
+    (its names are that module's), anything else beside the graded tests."""
+    if difference is not None and difference.origin == "replay":
         path, _, function = difference.test.partition("::")
-        return place(ctx.task, ctx.patch, file=path, near=function.rsplit("::", 1)[-1])
+        file = capture.module_file(got.module, ctx.patch.paths) if got and got.module else None
+        if file is None:
+            return None
+        near = function.rsplit("::", 1)[-1] if file == path else ""
+        return place(ctx.task, ctx.patch, file=file, near=near)
     return place(ctx.task, ctx.patch)
 
 
@@ -132,6 +140,10 @@ def _unusable(form: Form, got: Captured) -> bool:
         return bool(_ADDRESS.search(got.value_repr))
     if form is Form.STATE:
         return not got.value_state or bool(_ADDRESS.search(got.value_state))
+    if form is Form.ITEMS:
+        return not got.value_items or bool(_ADDRESS.search(got.value_items))
+    if form is Form.EACH:
+        return not got.value_each or bool(_ADDRESS.search(got.value_each))
     if form is Form.STR:
         return got.value_str == got.value_repr or bool(_ADDRESS.search(got.value_str))
     return False
@@ -218,7 +230,7 @@ class OfflineAugmenter:
                     continue
                 if _unusable(form, got):
                     continue
-                placement = _placement(ctx, difference)
+                placement = _placement(ctx, difference, got)
                 if placement is None:
                     break
                 salt = _salt(ctx.target.id, str(i), form.value)
