@@ -49,8 +49,13 @@ def test_model_candidates_are_run_and_graded(
     assert "claude-test" in prompt
     assert "default port" in prompt.lower() or "port" in prompt  # the problem statement went in
 
-    states = list((tmp_path / "state" / "attacker" / "rounds").glob("*.json"))
-    outcomes = [o for s in states for o in json.loads(s.read_text())["outcomes"]]
+    states = [
+        json.loads(p.read_text())
+        for p in (tmp_path / "state" / "attacker" / "rounds").glob("*.json")
+    ]
+    # The first audit's attack; a task repaired after it is re-audited under "<id>/repaired".
+    first = [s for s in states if not s["correlation_id"].endswith("/repaired")]
+    outcomes = [o for s in first for o in s["outcomes"]]
     from_model = [o for o in outcomes if o["candidate"]["provenance"]["strategy"] == "llm"]
     assert from_model, [o["candidate"]["provenance"]["strategy"] for o in outcomes]
     # the model's patch was applied and graded in the sandbox: the task's tests accept it

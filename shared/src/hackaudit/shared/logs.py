@@ -8,6 +8,20 @@ import sys
 import structlog
 
 
+class _StderrLogger:
+    """Writes each line to whatever `sys.stderr` is at that moment, so a logger configured while
+    stderr was redirected (a test runner's capture, a CLI runner) never writes to a closed file."""
+
+    def msg(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    log = debug = info = warning = warn = error = critical = exception = fatal = msg
+
+
+def _stderr_logger(*_: object) -> _StderrLogger:
+    return _StderrLogger()
+
+
 def configure_logging(level: str = "INFO", *, json: bool = False) -> None:
     """Configure structlog once, at start-up. Logs go to stderr so stdout stays for results."""
     processors: list[structlog.typing.Processor] = [
@@ -21,7 +35,7 @@ def configure_logging(level: str = "INFO", *, json: bool = False) -> None:
     structlog.configure(
         processors=[*processors, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=_stderr_logger,
         cache_logger_on_first_use=False,
     )
 
