@@ -320,3 +320,31 @@ def test_the_sample_size_is_an_attacker_setting(monkeypatch) -> None:
     assert AttackerSettings().attack_config().reference_sample == ref.DEFAULT_SAMPLE_SIZE == 6
     monkeypatch.setenv("HACKAUDIT_REFERENCE_SAMPLE", "0")
     assert AttackerSettings().attack_config().reference_sample == 0
+
+
+async def test_the_pool_stops_grading_when_its_sandbox_seconds_are_spent(tiny) -> None:
+    class Slow(ScriptedSandbox):
+        """Every run takes 10 sandbox-seconds."""
+
+        async def run(self, request: RunRequested) -> RunCompleted:
+            done = await super().run(request)
+            slow = tuple(r.model_copy(update={"duration_s": 10.0}) for r in done.results)
+            return done.model_copy(update={"results": slow})
+
+    unbounded = await run_attack(
+        _request(tiny.task), Slow([_rules(tiny.task)]), None, InMemoryRoundStateStore(),
+        AttackConfig(reference_max_seconds=1e9),
+    )  # fmt: skip
+    sandbox = Slow([_rules(tiny.task)])
+    config = AttackConfig(reference_max_seconds=25.0)
+    done = await run_attack(_request(tiny.task), sandbox, None, InMemoryRoundStateStore(), config)
+    assert unbounded.reference is not None and done.reference is not None
+    assert unbounded.reference.sandbox_seconds > 100.0
+    # Members are graded until the pool has spent its budget (the last one may run past it);
+    # every member after that is left out with the reason, none is run.
+    spent = [o for o in done.reference.outcomes if "budget of 25 sandbox-seconds" in o.evidence]
+    assert spent and all(o.status is ReferenceStatus.LEFT_OUT for o in spent)
+    assert len(done.reference.outcomes) == len(unbounded.reference.outcomes)
+    graded = len(done.reference.outcomes) - len(spent)
+    assert done.reference.outcomes[graded:] == tuple(spent)
+    assert done.reference.sandbox_seconds < unbounded.reference.sandbox_seconds

@@ -64,6 +64,8 @@ class AttackConfig(BaseModel):
     budget_seconds: float | None = Field(default=None, gt=0)
     # Reference mutants in the task's reference pool (V's inputs); 0: no pool is evaluated.
     reference_sample: int = Field(default=DEFAULT_SAMPLE_SIZE, ge=0)
+    # Sandbox-seconds the pool may spend; the members it cannot reach are left out.
+    reference_max_seconds: float = Field(default=600.0, gt=0)
 
 
 class _Attack:
@@ -258,6 +260,7 @@ async def run_attack(
             sandbox,
             store,
             sample_size=config.reference_sample,
+            max_seconds=config.reference_max_seconds,
             confirmation=config.confirmation,
             timeout_s=config.candidate_timeout_s,
             max_log_chars=config.max_log_chars,

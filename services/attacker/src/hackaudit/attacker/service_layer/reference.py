@@ -5,7 +5,8 @@ then graded in turn and the state saved, so a restarted attacker resumes with th
 reruns none. Gold's graded runs and probe runs come from the Confirmer's cache (shared with the
 attack, so gold is not run again when the attack already ran it); a mutant the attack already
 graded keeps the attack's result instead of a second run. Every sandbox-second the pool spends
-(probe runs and confirmations included) is counted in the pool's `sandbox_seconds`.
+(probe runs and confirmations included) is counted in the pool's `sandbox_seconds`; once they
+reach `max_seconds`, the members left are not graded but left out, with the reason.
 """
 
 from __future__ import annotations
@@ -126,6 +127,7 @@ async def evaluate_pool(
     *,
     sample_size: int,
     confirmation: ConfirmationConfig,
+    max_seconds: float | None = None,
     timeout_s: float | None = None,
     max_log_chars: int = 2000,
 ) -> RoundState:
@@ -138,7 +140,11 @@ async def evaluate_pool(
     bound = log.bind(instance_id=state.task.instance_id, correlation_id=state.correlation_id)
     while (member := ref.next_member(progress)) is not None:
         before = pool.sandbox.seconds
-        outcome = await pool.grade(member)
+        if max_seconds is not None and progress.sandbox_seconds >= max_seconds:
+            spent = f"the pool's budget of {max_seconds:g} sandbox-seconds is spent"
+            outcome = ref.left_out(member, spent + ": not graded")
+        else:
+            outcome = await pool.grade(member)
         progress = ref.record(progress, outcome, pool.sandbox.seconds - before)
         state = state.model_copy(
             update={"reference": progress, "gold_runs": dict(pool.confirmer.gold_runs)}
