@@ -4,6 +4,7 @@ the contracts, not exceptions; these are for what went wrong around them.
     HackauditError
     ├── BusUnavailableError      the NATS server cannot be started or reached
     ├── TransientError           worth another try later: the message is nacked with a delay
+    │   └── LLMUnavailableError  a model unreachable, or failing after the SDK's own retries
     └── PermanentError           no retry will help: the message goes to the dead-letter subject
 """
 
@@ -20,6 +21,10 @@ class BusUnavailableError(HackauditError):
 
 class TransientError(HackauditError):
     """A fault that may pass (a busy engine, a lost connection): retry the message later."""
+
+
+class LLMUnavailableError(TransientError):
+    """The model could not be reached or answered with an error after the allowed retries."""
 
 
 class PermanentError(HackauditError):

@@ -1,6 +1,6 @@
 """The attacker's ports: the few things it needs from the world, each one small interface.
 
-    SandboxPort        grade a patch: RunRequested in, RunCompleted out
+    SandboxPort        grade a patch: RunRequested in, RunCompleted out (`hackaudit.shared.ports`)
     LLMPort            one model completion for one prompt
     CompletionCache    completions by the content hash of their prompt
     RoundStateStore    an attack's round state, so a restarted attacker resumes it
@@ -10,49 +10,27 @@ Adapters implement them (`hackaudit.attacker.adapters`), each with an in-memory 
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import TYPE_CHECKING, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from hackaudit.shared.contracts import RunCompleted, RunRequested
-from hackaudit.shared.errors import TransientError
+from hackaudit.shared.errors import LLMUnavailableError as LLMUnavailableError
+from hackaudit.shared.ports import ModelPrompt, ModelReply
+from hackaudit.shared.ports import SandboxPort as SandboxPort
 
 if TYPE_CHECKING:
     from hackaudit.attacker.domain.orchestration import RoundState
 
 
-class Prompt(BaseModel):
-    """One model request; its content hash keys the completion cache."""
-
-    model_config = ConfigDict(frozen=True)
-
-    model: str
-    system: str
-    user: str
-    max_tokens: int = Field(default=8192, ge=1)
-    temperature: float = Field(default=1.0, ge=0.0, le=1.0)
+class Prompt(ModelPrompt):
+    """One model request (8192 tokens at most, temperature 1.0 unless set); its content hash keys
+    the completion cache."""
 
     @property
     def cache_key(self) -> str:
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return self.content_key
 
 
-class Completion(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    text: str
-    model: str = ""
-    stop_reason: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
+class Completion(ModelReply):
     cached: bool = False  # served from the cache: no tokens were spent on this call
-
-
-class LLMUnavailableError(TransientError):
-    """The model could not be reached or answered with an error after the allowed retries."""
 
 
 class LLMPort(Protocol):
@@ -63,10 +41,6 @@ class CompletionCache(Protocol):
     def get(self, key: str) -> Completion | None: ...
 
     def put(self, key: str, completion: Completion) -> None: ...
-
-
-class SandboxPort(Protocol):
-    async def run(self, request: RunRequested) -> RunCompleted: ...
 
 
 class RoundStateStore(Protocol):

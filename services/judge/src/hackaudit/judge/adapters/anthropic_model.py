@@ -14,28 +14,18 @@ from typing import cast
 
 import anthropic
 from anthropic.types.tool_param import InputSchema, ToolParam
-from pydantic import SecretStr
 
 from hackaudit.judge.domain.answers import TOOL_NAME, answer_schema, failed, read_answer
 from hackaudit.judge.domain.prompts import JudgePrompt
 from hackaudit.shared.contracts import JudgeSample, JudgeSampleOutcome
+from hackaudit.shared.llm_client import AnthropicEndpoint, call_fault, message_usage
 
 
-class AnthropicJudgeModel:
-    def __init__(
-        self,
-        api_key: SecretStr,
-        *,
-        base_url: str | None = None,
-        max_retries: int = 4,
-        timeout_s: float = 120.0,
-    ) -> None:
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key.get_secret_value(),
-            base_url=base_url,
-            max_retries=max_retries,
-            timeout=timeout_s,
-        )
+class AnthropicJudgeModel(AnthropicEndpoint):
+    """`AnthropicJudgeModel(api_key, base_url=..., max_retries=4, timeout_s=120.0)`; the client
+    is the shared one (`hackaudit.shared.llm_client`)."""
+
+    default_timeout_s = 120.0
 
     async def ask(self, prompt: JudgePrompt) -> JudgeSample:
         tool: ToolParam = {
@@ -44,7 +34,7 @@ class AnthropicJudgeModel:
             "input_schema": cast(InputSchema, answer_schema(prompt.question)),
         }
         try:
-            message = await self._client.messages.create(
+            message = await self.client.messages.create(
                 model=prompt.params.model,
                 max_tokens=prompt.params.max_tokens,
                 system=prompt.system,
@@ -54,20 +44,10 @@ class AnthropicJudgeModel:
                 # Not a typed parameter of this SDK version; the API still takes it.
                 extra_body={"temperature": prompt.params.temperature},
             )
-        except anthropic.RateLimitError as exc:
-            return failed(JudgeSampleOutcome.RATE_LIMITED, _status(exc))
-        except anthropic.APITimeoutError:
-            return failed(JudgeSampleOutcome.TIMEOUT, "Messages API timed out")
-        except anthropic.APIStatusError as exc:
-            return failed(JudgeSampleOutcome.UNAVAILABLE, _status(exc))
-        except anthropic.APIError as exc:
-            return failed(JudgeSampleOutcome.UNAVAILABLE, f"Messages API: {type(exc).__name__}")
-        except ValueError as exc:  # a body that is not the documented JSON
-            return failed(JudgeSampleOutcome.UNAVAILABLE, f"unreadable response: {exc}"[:300])
-        tokens = {
-            "input_tokens": message.usage.input_tokens,
-            "output_tokens": message.usage.output_tokens,
-        }
+        except (anthropic.APIError, ValueError) as exc:  # ValueError: a body that is not JSON
+            kind, detail = call_fault(exc, "Messages API")
+            return failed(JudgeSampleOutcome(kind), detail)
+        tokens = message_usage(message)
         stop = message.stop_reason
         if stop == "refusal":
             return failed(JudgeSampleOutcome.REFUSED, "stop_reason refusal", **tokens)
@@ -82,10 +62,3 @@ class AnthropicJudgeModel:
                 **tokens,
             )
         return read_answer(prompt.question, calls[0].input, **tokens)
-
-    async def close(self) -> None:
-        await self._client.close()
-
-
-def _status(exc: anthropic.APIStatusError) -> str:
-    return f"Messages API answered {exc.status_code} after the retries"

@@ -11,7 +11,7 @@ filter, TRUNCATED for `finish_reason` length, MALFORMED for text that is not the
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import openai
 from openai.types.chat import ChatCompletion
@@ -20,30 +20,34 @@ from pydantic import SecretStr
 from hackaudit.judge.domain.answers import TOOL_NAME, answer_schema, failed, read_answer
 from hackaudit.judge.domain.prompts import JudgePrompt
 from hackaudit.shared.contracts import JudgeSample, JudgeSampleOutcome
+from hackaudit.shared.llm_client import (
+    Connection,
+    OpenAIEndpoint,
+    OutputLimitParam,
+    call_fault,
+    chat_usage,
+)
 
 JsonMode = Literal["json_schema", "json_object"]
-OutputLimitParam = Literal["max_tokens", "max_completion_tokens"]
 
 
-class OpenAIJudgeModel:
+class OpenAIJudgeModel(OpenAIEndpoint):
+    """`OpenAIJudgeModel(api_key, base_url=..., max_retries=4, timeout_s=120.0,
+    json_mode="json_schema", output_limit_param="max_tokens")`; the client is the shared one
+    (`hackaudit.shared.llm_client`)."""
+
+    default_timeout_s = 120.0
+
     def __init__(
         self,
         api_key: SecretStr,
         *,
-        base_url: str | None = None,
-        max_retries: int = 4,
-        timeout_s: float = 120.0,
         json_mode: JsonMode = "json_schema",
         output_limit_param: OutputLimitParam = "max_tokens",
+        **connection: Unpack[Connection],
     ) -> None:
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key.get_secret_value(),
-            base_url=base_url,
-            max_retries=max_retries,
-            timeout=timeout_s,
-        )
+        super().__init__(api_key, output_limit_param=output_limit_param, **connection)
         self._json_mode = json_mode
-        self._output_limit_param = output_limit_param
 
     def _request(self, prompt: JudgePrompt) -> dict[str, Any]:
         schema = answer_schema(prompt.question)
@@ -64,31 +68,20 @@ class OpenAIJudgeModel:
             ],
             "temperature": prompt.params.temperature,
             "response_format": response_format,
-            "extra_body": {self._output_limit_param: prompt.params.max_tokens},
+            "extra_body": {self.output_limit_param: prompt.params.max_tokens},
         }
 
     async def ask(self, prompt: JudgePrompt) -> JudgeSample:
         try:
-            reply = await self._client.chat.completions.create(**self._request(prompt))
-        except openai.RateLimitError as exc:
-            return failed(JudgeSampleOutcome.RATE_LIMITED, _status(exc))
-        except openai.APITimeoutError:
-            return failed(JudgeSampleOutcome.TIMEOUT, "Chat Completions API timed out")
-        except openai.APIStatusError as exc:
-            return failed(JudgeSampleOutcome.UNAVAILABLE, _status(exc))
-        except openai.APIError as exc:
-            return failed(JudgeSampleOutcome.UNAVAILABLE, f"Chat Completions: {type(exc).__name__}")
-        except ValueError as exc:
-            return failed(JudgeSampleOutcome.UNAVAILABLE, f"unreadable response: {exc}"[:300])
+            reply = await self.client.chat.completions.create(**self._request(prompt))
+        except (openai.APIError, ValueError) as exc:  # ValueError: a body that is not JSON
+            kind, detail = call_fault(exc, "Chat Completions API")
+            return failed(JudgeSampleOutcome(kind), detail)
         if not isinstance(reply, ChatCompletion):
             return failed(
                 JudgeSampleOutcome.UNAVAILABLE, f"unreadable response: {type(reply).__name__}"
             )
-        usage = reply.usage
-        tokens = {
-            "input_tokens": usage.prompt_tokens if usage else 0,
-            "output_tokens": usage.completion_tokens if usage else 0,
-        }
+        tokens = chat_usage(reply)
         if not reply.choices:
             return failed(JudgeSampleOutcome.MALFORMED, "reply without choices", **tokens)
         choice = reply.choices[0]
@@ -102,10 +95,3 @@ class OpenAIJudgeModel:
         if not text.strip():
             return failed(JudgeSampleOutcome.MALFORMED, "empty answer", **tokens)
         return read_answer(prompt.question, text, **tokens)
-
-    async def close(self) -> None:
-        await self._client.close()
-
-
-def _status(exc: openai.APIStatusError) -> str:
-    return f"Chat Completions API answered {exc.status_code} after the retries"
