@@ -37,6 +37,12 @@ if ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 \
     || die "no Docker engine answers; see /var/log/hackaudit-dockerd.log"
 fi
+# The deploy tests check deploy/compose.yaml with docker-compose (Debian ships v1; it needs no
+# network bridge to validate a file).
+if ! command -v docker-compose >/dev/null 2>&1; then
+  say "installing docker-compose"
+  apt_install docker-compose || die "could not install docker-compose"
+fi
 
 # 3. The base image, built from Debian packages (no registry can be reached).
 if ! command -v debootstrap >/dev/null 2>&1; then

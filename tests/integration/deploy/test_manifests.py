@@ -129,3 +129,61 @@ def test_sandbox_scales_on_its_consumer_lag() -> None:
     assert trigger["metadata"]["stream"] == subjects.STREAM
     assert trigger["metadata"]["consumer"] == subjects.SANDBOX_RUNS.durable
     assert int(trigger["metadata"]["lagThreshold"]) > 0
+
+
+def test_the_scaled_consumer_is_the_one_the_sandbox_service_consumes() -> None:
+    """KEDA reads the lag of the consumer it is told; for a name the stream does not have it
+    scales on the stream's last sequence number instead, without a word. So the trigger must
+    name the durable consumer the sandbox service really declares, on its real stream."""
+    from hackaudit.sandbox.app import build as build_sandbox
+    from hackaudit.shared.settings import BusSettings
+
+    (scaled,) = [d for d in load_k8s() if d["kind"] == "ScaledObject"]
+    (trigger,) = scaled["spec"]["triggers"]
+    consumers = {c.durable: c for c in build_sandbox(BusSettings()).consumers}
+    assert trigger["metadata"]["consumer"] in consumers
+    assert consumers[trigger["metadata"]["consumer"]].subject == subjects.RUN_REQUESTED
+    assert trigger["metadata"]["stream"] == subjects.STREAM
+    # the lag the operator sees is the series named in the manifest, for the same consumer
+    lag_series = (
+        f'hackaudit_queue_lag{{stream="{subjects.STREAM}", '
+        f'consumer="{trigger["metadata"]["consumer"]}"}}'
+    )
+    assert lag_series in (K8S / "sandbox-scaledobject.yaml").read_text()
+
+
+def test_the_lag_metric_the_manifests_name_exists() -> None:
+    from hackaudit.shared.metrics import ConsumerLag, Metrics
+
+    metrics = Metrics.create()
+    metrics.set_queue_lag(subjects.STREAM, [ConsumerLag(subjects.SANDBOX_RUNS.durable, 3, 2)])
+    labels = {"stream": subjects.STREAM, "consumer": subjects.SANDBOX_RUNS.durable}
+    assert metrics.registry.get_sample_value("hackaudit_queue_lag", labels) == 5
+
+
+def test_every_deployment_is_probed_and_scraped_on_the_configured_metrics_port(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hackaudit.shared.ops_endpoint import OpsSettings
+
+    docs = load_k8s()
+    (config,) = [
+        d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "hackaudit-bus"
+    ]
+    for key, value in config["data"].items():
+        monkeypatch.setenv(key, value)
+    port = OpsSettings().port  # the variable the services really read
+    assert port > 0
+    deployments = [d for d in docs if d["kind"] == "Deployment"]
+    assert deployments
+    for deployment in deployments:
+        name = deployment["metadata"]["name"]
+        template = deployment["spec"]["template"]
+        annotations = template["metadata"]["annotations"]
+        assert annotations["prometheus.io/scrape"] == "true", name
+        assert annotations["prometheus.io/port"] == str(port), name
+        assert annotations["prometheus.io/path"] == "/metrics", name
+        (container,) = template["spec"]["containers"]
+        assert {"name": "metrics", "containerPort": port} in container["ports"], name
+        assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
+        assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}

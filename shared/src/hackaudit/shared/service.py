@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 from faststream.nats import NatsBroker
 
-from hackaudit.shared import bus, subjects
+from hackaudit.shared import bus, ops_endpoint, subjects
 from hackaudit.shared.logs import configure_logging, get_logger
+from hackaudit.shared.ops_endpoint import OpsSettings
 from hackaudit.shared.settings import BusSettings
 
 log = get_logger("hackaudit.service")
@@ -30,24 +31,31 @@ class Service:
 
 
 @contextlib.asynccontextmanager
-async def running(url: str, service: Service, settings: BusSettings) -> AsyncIterator[NatsBroker]:
-    """The service connected to `url`, its topology declared and its handlers consuming."""
+async def running(
+    url: str, service: Service, settings: BusSettings, ops: OpsSettings | None = None
+) -> AsyncIterator[NatsBroker]:
+    """The service connected to `url`, its topology declared and its handlers consuming; with a
+    metrics port (`ops`, else HACKAUDIT_METRICS_*), reported by the process's ops endpoint."""
     broker = NatsBroker(url, logger=None)
     service.attach(broker)
-    try:
-        for start in service.on_start:
-            await start()
-        await broker.connect()
-        stream = broker.config.connection_state.stream
-        await bus.declare_topology(stream, settings, service.consumers)
-        await broker.start()
-        log.info("service started", service=service.name, consumers=len(service.consumers))
-        yield broker
-    finally:
-        await broker.stop()
-        for stop in service.on_stop:
-            await stop()
-        log.info("service stopped", service=service.name)
+    ops = ops or OpsSettings()
+    async with ops_endpoint.registered(service.name, broker, ops, settings.state_dir) as probe:
+        try:
+            for start in service.on_start:
+                await start()
+            await broker.connect()
+            stream = broker.config.connection_state.stream
+            await bus.declare_topology(stream, settings, service.consumers)
+            await broker.start()
+            probe.started = True
+            log.info("service started", service=service.name, consumers=len(service.consumers))
+            yield broker
+        finally:
+            probe.started = False
+            await broker.stop()
+            for stop in service.on_stop:
+                await stop()
+            log.info("service stopped", service=service.name)
 
 
 def serve(build: Callable[[BusSettings], Service]) -> None:
