@@ -21,6 +21,7 @@ from typing import Protocol, TypeVar
 
 from faststream import AckPolicy
 from faststream.nats import JStream, NatsBroker, NatsMessage, PullSub
+from nats.errors import ConnectionReconnectingError, NoRespondersError
 from nats.js import JetStreamContext
 from nats.js.api import (
     AckPolicy as JsAckPolicy,
@@ -32,13 +33,14 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
-from nats.js.errors import BadRequestError
+from nats.js.errors import APIError, BadRequestError, NoStreamResponseError
 from pydantic import ValidationError
 
-from hackaudit.shared import subjects
+from hackaudit.shared import publishers, subjects
 from hackaudit.shared.contracts.messages import DeadLetter, Message
-from hackaudit.shared.errors import PermanentError
+from hackaudit.shared.errors import BusUnavailableError, PermanentError
 from hackaudit.shared.logs import get_logger
+from hackaudit.shared.metrics import DeadLetterReason, record_dead_letter
 from hackaudit.shared.settings import BusSettings
 
 M = TypeVar("M", bound=Message)
@@ -48,6 +50,13 @@ MSG_ID_HEADER = "Nats-Msg-Id"
 # How long a publish waits for JetStream's acknowledgement. FastStream's default (0.5 s) is too
 # short for a machine busy running tests, and a timed-out publish only retries the whole handler.
 PUBLISH_ACK_TIMEOUT_S = 10.0
+# How long a publish that gets no answer is retried (a cluster electing a stream leader), and
+# the errors that say so.
+PUBLISH_RETRY_S = 30.0
+UNANSWERED = (NoStreamResponseError, NoRespondersError, ConnectionReconnectingError, TimeoutError)
+# JetStream's answer while another publisher's copy of the same message is being stored: asked
+# again, it says whether that copy was kept (then this one is a duplicate, dropped).
+DUPLICATE_IN_FLIGHT = 10158
 log = get_logger("hackaudit.bus")
 
 
@@ -63,6 +72,7 @@ def stream_configs(settings: BusSettings) -> list[StreamConfig]:
             storage=StorageType.FILE,
             max_age=settings.stream_max_age_s,
             duplicate_window=settings.duplicate_window_s,
+            num_replicas=settings.bus_replicas,
         ),
         StreamConfig(
             name=subjects.DEAD_LETTER_STREAM,
@@ -71,6 +81,7 @@ def stream_configs(settings: BusSettings) -> list[StreamConfig]:
             storage=StorageType.FILE,
             max_age=settings.stream_max_age_s,
             duplicate_window=settings.duplicate_window_s,
+            num_replicas=settings.bus_replicas,
         ),
     ]
 
@@ -94,9 +105,18 @@ async def declare_topology(
     """Create (or bring up to date) the streams and durable consumers. Safe to call repeatedly."""
     for config in stream_configs(settings):
         try:
-            await js.add_stream(config)
-        except BadRequestError:
-            await js.update_stream(config)
+            try:
+                await js.add_stream(config)
+            except BadRequestError:
+                await js.update_stream(config)
+        except APIError as exc:
+            if settings.bus_replicas == 1:
+                raise
+            raise BusUnavailableError(
+                f"stream {config.name}: NATS cannot keep HACKAUDIT_BUS_REPLICAS="
+                f"{settings.bus_replicas} copies (at most the cluster's size; 1 for a single "
+                f"server): {exc.description}"
+            ) from exc
     for consumer in consumers:
         await js.add_consumer(subjects.STREAM, consumer_config(consumer, settings))
 
@@ -105,14 +125,31 @@ async def declare_topology(
 
 
 async def publish(broker: NatsBroker, subject: str, message: Message) -> None:
-    """Publish to JetStream with the message's idempotency key as `Nats-Msg-Id`."""
-    await broker.publish(
-        message.model_dump_json(),
-        subject,
-        headers={MSG_ID_HEADER: message.idempotency_key},
-        stream=subjects.STREAM,
-        timeout=PUBLISH_ACK_TIMEOUT_S,
-    )
+    """Publish to JetStream with the message's idempotency key as `Nats-Msg-Id`.
+
+    A publish that gets no answer (a NATS node died and the stream is electing a new leader) is
+    retried for up to `PUBLISH_RETRY_S`: safe, as the key drops a copy that got through, and it
+    spares the handler's work (a test run) being redone or its message dead-lettered.
+    """
+    loop = asyncio.get_running_loop()
+    deadline, delay = loop.time() + PUBLISH_RETRY_S, 0.2
+    while True:
+        try:
+            await broker.publish(
+                message.model_dump_json(),
+                subject,
+                headers={MSG_ID_HEADER: message.idempotency_key},
+                stream=subjects.STREAM,
+                timeout=PUBLISH_ACK_TIMEOUT_S,
+            )
+            return
+        except (*UNANSWERED, APIError) as exc:
+            unanswered = not isinstance(exc, APIError) or exc.err_code == DUPLICATE_IN_FLIGHT
+            if not unanswered or loop.time() + delay > deadline:
+                raise
+            log.warning("publish unanswered, will retry", subject=subject, error=repr(exc))
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
 
 
 # --- delivery policy -----------------------------------------------------------------------
@@ -146,7 +183,7 @@ class DeliveryPolicy:
     settings: BusSettings
     dead_letter: DeadLetterSink
 
-    async def _bury(self, delivery: Delivery, reason: str) -> None:
+    async def _bury(self, delivery: Delivery, reason: str, kind: DeadLetterReason) -> None:
         letter = DeadLetter(
             subject=delivery.subject,
             reason=reason,
@@ -158,6 +195,7 @@ class DeliveryPolicy:
         msg_id = f"deadletter:{delivery.subject}:{delivery.sequence}"
         await self.dead_letter(subjects.dead_letter_subject(delivery.subject), letter, msg_id)
         await delivery.term()
+        record_dead_letter(delivery.subject, kind)
         log.warning(
             "message dead-lettered",
             subject=delivery.subject,
@@ -171,22 +209,25 @@ class DeliveryPolicy:
                 delivery,
                 f"delivered {delivery.deliveries - 1} times without an ack "
                 "(its workers died or timed out)",
+                DeadLetterReason.UNACKNOWLEDGED,
             )
             return
         try:
             message = model.model_validate_json(delivery.body)
         except ValidationError as exc:
-            await self._bury(delivery, f"invalid {model.__name__}: {_first_errors(exc)}")
+            reason = f"invalid {model.__name__}: {_first_errors(exc)}"
+            await self._bury(delivery, reason, DeadLetterReason.INVALID)
             return
         heartbeat = asyncio.create_task(self._heartbeat(delivery))
         try:
             await handler(message)
         except PermanentError as exc:
-            await self._bury(delivery, f"{type(exc).__name__}: {exc}")
+            await self._bury(delivery, f"{type(exc).__name__}: {exc}", DeadLetterReason.PERMANENT)
             return
         except Exception as exc:
             if delivery.deliveries >= self.settings.max_deliveries:
-                await self._bury(delivery, f"failed {delivery.deliveries} times, last: {exc!r}")
+                reason = f"failed {delivery.deliveries} times, last: {exc!r}"
+                await self._bury(delivery, reason, DeadLetterReason.RETRIES_EXHAUSTED)
                 return
             delay = self.settings.retry_delay_s * 2 ** (delivery.deliveries - 1)
             log.warning("handler failed, will retry", subject=delivery.subject, error=repr(exc))
@@ -291,9 +332,14 @@ def subscribe(
         broker.subscriber(
             consumer.subject, stream=stream, durable=consumer.durable, config=config,
             pull_sub=pull, ack_policy=AckPolicy.MANUAL, max_workers=concurrency,
+            title=consumer.durable, description=model.__name__,
         )(on_message)  # fmt: skip
     else:
         broker.subscriber(
             consumer.subject, stream=stream, durable=consumer.durable, config=config,
             pull_sub=pull, ack_policy=AckPolicy.MANUAL,
+            title=consumer.durable, description=model.__name__,
         )(on_message)  # fmt: skip
+    # For the bus contract (`hackaudit asyncapi`): the subscriber's description names its contract,
+    # and `bury` sends what fails here to the consumer's dead-letter subject.
+    publishers.declare(broker, subjects.dead_letter_subject(consumer.subject), DeadLetter)

@@ -27,3 +27,6 @@ class BusSettings(BaseSettings):
     retry_delay_s: float = Field(default=2.0, ge=0)
     duplicate_window_s: float = Field(default=2 * 3600.0, gt=0)
     stream_max_age_s: float = Field(default=7 * 24 * 3600.0, gt=0)
+    # Copies JetStream keeps of each stream (and its consumers) on a NATS cluster: 3 survives the
+    # loss of one node. At most the cluster's size; 1 for a single server.
+    bus_replicas: int = Field(default=1, ge=1, le=5)
