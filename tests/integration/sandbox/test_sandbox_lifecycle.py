@@ -53,8 +53,16 @@ def test_benchmark_reports_every_mode(calc_image: TaskImage, tmp_path: Path) -> 
     figures = benchmark(calc_image.tag, task, runs=2, workers=2, settings=settings)
 
     assert figures["bare"]["median_s"] > 0
-    assert set(figures["pooled"]) == set(figures["naive"]) == {"1", "2"}
-    assert all(figures[mode][w]["all_resolved"] for mode in ("pooled", "naive") for w in ("1", "2"))
-    assert figures["pooled_overhead_median_s"] == pytest.approx(
-        figures["pooled"]["1"]["median_s"] - figures["bare"]["median_s"], abs=1e-3
-    )
+    assert set(figures["sandbox"]) == {"warm", "container"}
+    cells = [*figures["sandbox"].values(), figures["naive"]]
+    assert all(set(c) == {"1", "2"} for c in cells)
+    assert all(c[w]["all_resolved"] for c in cells for w in ("1", "2"))
+    for mode, by_workers in figures["sandbox"].items():
+        assert figures["overhead_median_s"][mode] == pytest.approx(
+            by_workers["1"]["median_s"] - figures["bare"]["median_s"], abs=1e-3
+        )
+        assert figures["scaling"][mode] == pytest.approx(
+            by_workers["2"]["runs_per_min"] / by_workers["1"]["runs_per_min"], abs=0.01
+        )
+    warm = figures["sandbox"]["warm"]["2"]["containers"]
+    assert warm["reused"] > 0  # the warm mode's runs reused containers

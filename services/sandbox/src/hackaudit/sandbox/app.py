@@ -10,19 +10,26 @@ from faststream.nats import NatsBroker
 from hackaudit.sandbox.bootstrap import bootstrap
 from hackaudit.sandbox.errors import BackendUnavailable, InvalidRunRequest
 from hackaudit.sandbox.handlers import handle_run_requested
+from hackaudit.sandbox.runner import Runner
 from hackaudit.sandbox.settings import SandboxSettings
-from hackaudit.shared import bus, subjects
-from hackaudit.shared.contracts import RunRequested
+from hackaudit.shared import bus, publishers, subjects
+from hackaudit.shared.contracts import RunCompleted, RunRequested
 from hackaudit.shared.errors import PermanentError, TransientError
+from hackaudit.shared.metrics import record_run
 from hackaudit.shared.service import Service
 from hackaudit.shared.settings import BusSettings
 
 
-def build(bus_settings: BusSettings, settings: SandboxSettings | None = None) -> Service:
+def build(
+    bus_settings: BusSettings, settings: SandboxSettings | None = None, runner: Runner | None = None
+) -> Service:
+    """The sandbox service; `runner` replaces the one built from settings (a fake engine)."""
     settings = settings or SandboxSettings()
-    runner = bootstrap(settings)
+    runner = runner or bootstrap(settings)
 
     def attach(broker: NatsBroker) -> None:
+        publishers.declare(broker, subjects.RUN_COMPLETED_FOR, RunCompleted)
+
         async def on_run(request: RunRequested) -> None:
             if not request.requested_by:
                 raise PermanentError("run request names no requester: nowhere to send the result")
@@ -32,6 +39,7 @@ def build(bus_settings: BusSettings, settings: SandboxSettings | None = None) ->
                 raise PermanentError(str(exc)) from exc
             except BackendUnavailable as exc:
                 raise TransientError(str(exc)) from exc
+            record_run(done)
             await bus.publish(broker, subjects.run_completed_subject(request.requested_by), done)
 
         bus.subscribe(

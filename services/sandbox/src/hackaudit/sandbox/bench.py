@@ -4,8 +4,10 @@ Three ways to run the same task's tests with its gold patch, on the same engine:
 
 - *bare*: the test command alone, `docker exec`-ed again and again in one long-lived container
   where the patches were applied once — the floor no verifier can beat;
-- *pooled*: the sandbox itself (`Runner` on `DockerBackend`): a fresh, locked-down container per
-  run, taken from the per-image pool of started containers;
+- *sandbox*: the sandbox itself (`Runner` on the Docker backend), once per isolation mode:
+  `container` — a fresh, locked-down container per run, taken from the per-image pool of started
+  containers; `warm` — warm containers reused by `docker exec`, read-only root, writable places
+  wiped between runs (`adapters.warm_backend`);
 - *naive*: what the SWE-bench harness does per candidate — create and start a container, copy the
   patch in, apply it (git apply), record `git diff`, copy an evaluation script in and run it
   (git status/show/diff, restore the test files, apply the test patch, run the tests), record
@@ -13,15 +15,18 @@ Three ways to run the same task's tests with its gold patch, on the same engine:
   15 s grace period that its `tail -f /dev/null` pid 1 never honours; the baseline here removes
   it at once instead, so it is a lower bound of the harness's cost.
 
-Pooled and naive runs are measured with 1 and with `workers` concurrent runs. The result holds
-per-run latency medians, runs per minute, the pooled runner's median overhead over the bare
-command, and pooled/naive throughput ratios.
+Sandbox and naive runs are measured with 1 and with `workers` concurrent runs. The result holds
+per-run latency medians, runs per minute, each mode's median overhead over the bare command,
+sandbox/naive throughput ratios, how runs per minute scale from 1 to `workers` workers, and the
+CPU the whole machine spent per run (other load on the machine counts too: the load average is
+recorded beside it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import io
+import os
 import statistics
 import tarfile
 import tempfile
@@ -33,25 +38,42 @@ from typing import Any
 import docker
 
 from hackaudit.sandbox.adapters.artifact_store import FileArtifactStore
-from hackaudit.sandbox.adapters.docker_backend import DockerBackend
 from hackaudit.sandbox.adapters.timing_store import MemoryTimingStore
+from hackaudit.sandbox.bootstrap import docker_backend
 from hackaudit.sandbox.domain.diffs import parse_diff
 from hackaudit.sandbox.domain.log_parsers import get_parser
 from hackaudit.sandbox.domain.runners import resolve_invocation
 from hackaudit.sandbox.runner import Runner
-from hackaudit.sandbox.settings import SandboxSettings
+from hackaudit.sandbox.settings import Isolation, SandboxSettings
 from hackaudit.shared.contracts import Candidate, RunStatus, Task
 
 START = ">>>>> Start Test Output"
 END = ">>>>> End Test Output"
 
 
-def _summary(latencies: list[float], wall_s: float) -> dict[str, float]:
+def busy_cpu_s() -> float:
+    """CPU seconds the whole machine has spent busy since boot (all cores; Linux only)."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:]]
+    except OSError:
+        return 0.0
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def load_average() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def _summary(latencies: list[float], wall_s: float, cpu_s: float = 0.0) -> dict[str, float]:
     ordered = sorted(latencies)
     return {
         "median_s": round(statistics.median(ordered), 4),
         "p90_s": round(ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))], 4),
         "runs_per_min": round(60 * len(ordered) / wall_s, 2),
+        "cpu_per_run_s": round(cpu_s / len(ordered), 4),
+        "load": load_average(),
     }
 
 
@@ -93,12 +115,12 @@ def measure_bare(client: Any, task: Task, runs: int) -> dict[str, float]:
                 raise RuntimeError(f"bare setup could not apply {patch}: {done.output[-300:]!r}")
         command = ["bash", "-c", _test_command(task)]
         latencies = []
-        started = time.monotonic()
+        started, cpu = time.monotonic(), busy_cpu_s()
         for _ in range(runs):
             began = time.monotonic()
             container.exec_run(command, user="1000:1000")
             latencies.append(time.monotonic() - began)
-        return _summary(latencies, time.monotonic() - started)
+        return _summary(latencies, time.monotonic() - started, busy_cpu_s() - cpu)
     finally:
         container.remove(force=True)
 
@@ -166,25 +188,35 @@ def naive_run(client: Any, task: Task) -> tuple[float, bool]:
 
 
 def measure_naive(client: Any, task: Task, runs: int, workers: int) -> dict[str, Any]:
-    started = time.monotonic()
+    started, cpu = time.monotonic(), busy_cpu_s()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         outcomes = list(pool.map(lambda _: naive_run(client, task), range(runs)))
-    summary: dict[str, Any] = _summary([o[0] for o in outcomes], time.monotonic() - started)
+    summary: dict[str, Any] = _summary(
+        [o[0] for o in outcomes], time.monotonic() - started, busy_cpu_s() - cpu
+    )
     summary["all_resolved"] = all(o[1] for o in outcomes)
     return summary
 
 
-# --- pooled -----------------------------------------------------------------------------------
+# --- sandbox ----------------------------------------------------------------------------------
 
 
 async def measure_pooled(
-    task: Task, runs: int, workers: int, settings: SandboxSettings
+    task: Task,
+    runs: int,
+    workers: int,
+    settings: SandboxSettings,
+    isolation: Isolation = Isolation.CONTAINER,
 ) -> dict[str, Any]:
-    """The sandbox's own runs (gold patch), `workers` at a time, after one warm-up run."""
+    """The sandbox's own runs (gold patch), `workers` at a time, after a warm-up run per worker."""
     tuned = settings.model_copy(
-        update={"max_concurrent_runs": workers, "pool_size": max(settings.pool_size, workers)}
+        update={
+            "max_concurrent_runs": workers,
+            "pool_size": max(settings.pool_size, workers),
+            "isolation": isolation,
+        }
     )
-    backend = DockerBackend(tuned)
+    backend = docker_backend(tuned)
     runner = Runner(
         backend=backend,
         artifacts=FileArtifactStore(tuned.artifacts_dir),
@@ -195,10 +227,16 @@ async def measure_pooled(
     await runner.start()
     candidate = Candidate.gold(task)
     try:
-        warm = await runner.run_once(task, candidate, timeout_s=tuned.timeout_cap_s)
-        if warm.status is not RunStatus.COMPLETED:
-            raise RuntimeError(f"warm-up run did not complete: {warm.reason}")
-        await asyncio.sleep(1.0)  # let the pool refill before timing
+        warmups = await asyncio.gather(
+            *(
+                runner.run_once(task, candidate, timeout_s=tuned.timeout_cap_s)
+                for _ in range(workers)
+            )
+        )
+        for warm in warmups:
+            if warm.status is not RunStatus.COMPLETED:
+                raise RuntimeError(f"warm-up run did not complete: {warm.reason}")
+        await asyncio.sleep(1.0)  # let the pool refill (or the resets finish) before timing
         gate = asyncio.Semaphore(workers)
         latencies: list[float] = []
         resolved: list[bool] = []
@@ -210,10 +248,15 @@ async def measure_pooled(
                 latencies.append(time.monotonic() - began)
                 resolved.append(result.resolved is True)
 
-        started = time.monotonic()
+        started, cpu = time.monotonic(), busy_cpu_s()
         await asyncio.gather(*(one() for _ in range(runs)))
-        summary: dict[str, Any] = _summary(latencies, time.monotonic() - started)
+        summary: dict[str, Any] = _summary(
+            latencies, time.monotonic() - started, busy_cpu_s() - cpu
+        )
         summary["all_resolved"] = all(resolved)
+        counts = getattr(backend, "counts", None)
+        if counts is not None:
+            summary["containers"] = dict(counts)
         return summary
     finally:
         await runner.close()
@@ -228,8 +271,10 @@ def benchmark(
     runs: int = 10,
     workers: int = 2,
     settings: SandboxSettings | None = None,
+    isolations: tuple[Isolation, ...] = (Isolation.WARM, Isolation.CONTAINER),
 ) -> dict[str, Any]:
-    """Bare, pooled and naive figures for `task` run in `image` (see the module docstring).
+    """Bare, sandbox (per isolation mode) and naive figures for `task` run in `image` (see the
+    module docstring).
 
     Blocking; call it from synchronous code (it runs its own event loop), never from a running
     event loop.
@@ -244,9 +289,15 @@ def benchmark(
         else (docker.from_env())
     )
     counts = sorted({1, max(1, workers)})
+    n = str(counts[-1])
     try:
         bare = measure_bare(client, task, runs)
-        pooled = {str(w): asyncio.run(measure_pooled(task, runs, w, settings)) for w in counts}
+        sandbox = {
+            mode.value: {
+                str(w): asyncio.run(measure_pooled(task, runs, w, settings, mode)) for w in counts
+            }
+            for mode in isolations
+        }
         naive = {str(w): measure_naive(client, task, runs, w) for w in counts}
     finally:
         client.close()
@@ -254,11 +305,23 @@ def benchmark(
         "image": image,
         "instance_id": task.instance_id,
         "runs": runs,
+        "workers": counts[-1],
         "bare": bare,
-        "pooled": pooled,
+        "sandbox": sandbox,
         "naive": naive,
-        "pooled_overhead_median_s": round(pooled["1"]["median_s"] - bare["median_s"], 4),
+        "overhead_median_s": {
+            mode: round(cells["1"]["median_s"] - bare["median_s"], 4)
+            for mode, cells in sandbox.items()
+        },
         "throughput_ratio": {
-            w: round(pooled[w]["runs_per_min"] / naive[w]["runs_per_min"], 2) for w in pooled
+            mode: {w: round(cells[w]["runs_per_min"] / naive[w]["runs_per_min"], 2) for w in cells}
+            for mode, cells in sandbox.items()
+        },
+        "scaling": {
+            **{
+                mode: round(cells[n]["runs_per_min"] / cells["1"]["runs_per_min"], 2)
+                for mode, cells in sandbox.items()
+            },
+            "naive": round(naive[n]["runs_per_min"] / naive["1"]["runs_per_min"], 2),
         },
     }

@@ -32,9 +32,7 @@ def bootstrap(
     """
     settings = settings or SandboxSettings()
     if backend is None:
-        from hackaudit.sandbox.adapters.docker_backend import DockerBackend
-
-        backend = DockerBackend(settings)
+        backend = docker_backend(settings)
     return Runner(
         backend=backend,
         artifacts=artifacts or FileArtifactStore(settings.artifacts_dir),
@@ -44,6 +42,17 @@ def bootstrap(
         gold_gate_repeats=settings.gold_gate_repeats,
         images=_task_images(settings, images),
     )
+
+
+def docker_backend(settings: SandboxSettings) -> ContainerBackend:
+    """The Docker backend the settings' `isolation` names."""
+    from hackaudit.sandbox.adapters.docker_backend import DockerBackend
+    from hackaudit.sandbox.adapters.warm_backend import WarmDockerBackend
+    from hackaudit.sandbox.settings import Isolation
+
+    if settings.isolation is Isolation.WARM:
+        return WarmDockerBackend(settings)
+    return DockerBackend(settings)
 
 
 def _task_images(settings: SandboxSettings, source: ImageSource | None) -> TaskImages | None:

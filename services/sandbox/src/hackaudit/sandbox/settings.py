@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 
 from pydantic import Field
@@ -10,6 +11,15 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from hackaudit.sandbox.domain.grading import GradingPolicy
 from hackaudit.sandbox.domain.run_spec import RunOptions
 from hackaudit.sandbox.domain.timeouts import TimeoutPolicy
+
+
+class Isolation(StrEnum):
+    """How runs are kept apart: a fresh container per run (`container`), or warm containers
+    reused by `docker exec` with a read-only root and their writable places wiped between runs
+    (`warm`, see `adapters.warm_backend`)."""
+
+    CONTAINER = "container"
+    WARM = "warm"
 
 
 class SandboxSettings(BaseSettings):
@@ -46,6 +56,12 @@ class SandboxSettings(BaseSettings):
     pytest_junit: bool = True
     strict_test_patch: bool = False
     gold_gate_repeats: int = Field(default=3, ge=1)
+
+    # Isolation between runs (see `Isolation`).
+    isolation: Isolation = Isolation.CONTAINER
+    # Warm containers kept per concurrent run and image (2: a run need not wait for the reset
+    # of the container the previous run used).
+    warm_per_run: int = Field(default=2, ge=1)
 
     # Pool: idle started containers kept per image, images pooled, runs at once.
     pool_size: int = Field(default=2, ge=0)
