@@ -39,11 +39,13 @@ class RepairerSettings(BaseSettings):
     llm_max_retries: int = Field(default=4, ge=0, le=10)
     llm_timeout_s: float = Field(default=300.0, gt=0)
     offline: bool = True
+    neighbours: bool = True  # offline tests also pin gold beside the exact input
     run_timeout_s: float | None = Field(default=None, gt=0)
     capture_repeats: int = Field(default=3, ge=1)
     state_dir: Path = Path(".hackaudit")
     concurrent_repairs: int = Field(default=2, ge=1)
     sandbox_wait_s: float = Field(default=1800.0, gt=0)
+    judge_wait_s: float = Field(default=900.0, gt=0)  # then the test has no judge verdict
 
     @property
     def llm_enabled(self) -> bool:
@@ -58,6 +60,7 @@ class RepairerSettings(BaseSettings):
             run_timeout_s=self.run_timeout_s,
             capture_repeats=self.capture_repeats,
             offline=self.offline,
+            neighbours=self.neighbours,
             llm=LLMParams(
                 model=self.llm_model,
                 max_tokens=self.llm_max_tokens,

@@ -1,7 +1,8 @@
 """The repairer's ports: the few things it needs from the world, each one small interface.
 
-    SandboxPort        grade a patch: RunRequested in, RunCompleted out
+    SandboxPort        grade a patch: RunRequested in, RunCompleted out (`hackaudit.shared.ports`)
     LLMPort            one model completion for one prompt (the LLM augmenter)
+    JudgePort          the judge's answer to one question (None: no answer in time)
     RepairStateStore   a repair's journal, so a restarted repairer resumes it
 
 Adapters implement them (`hackaudit.repairer.adapters`), each with an in-memory fake beside it.
@@ -9,53 +10,42 @@ Adapters implement them (`hackaudit.repairer.adapters`), each with an in-memory 
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hackaudit.shared.contracts import RepairCompleted, RunCompleted, RunRequested
-from hackaudit.shared.errors import TransientError
+from hackaudit.shared.contracts import (
+    JudgeCompleted,
+    JudgeRequested,
+    RepairCompleted,
+    RunCompleted,
+)
+from hackaudit.shared.errors import LLMUnavailableError as LLMUnavailableError
+from hackaudit.shared.ports import ModelPrompt, ModelReply
+from hackaudit.shared.ports import SandboxPort as SandboxPort
 
 
-class Prompt(BaseModel):
+class Prompt(ModelPrompt):
     """One model request; its content hash keys the journal of completions."""
 
-    model_config = ConfigDict(frozen=True)
-
-    model: str
-    system: str
-    user: str
     max_tokens: int = Field(default=4096, ge=1)
     temperature: float = Field(default=0.7, ge=0.0, le=1.0)
 
     @property
     def key(self) -> str:
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return self.content_key
 
 
-class Completion(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    text: str
-    model: str = ""
-    stop_reason: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-
-class LLMUnavailableError(TransientError):
-    """The model could not be reached or answered with an error after the allowed retries."""
+class Completion(ModelReply):
+    """A model's answer, journalled under its prompt's key."""
 
 
 class LLMPort(Protocol):
     async def complete(self, prompt: Prompt) -> Completion: ...
 
 
-class SandboxPort(Protocol):
-    async def run(self, request: RunRequested) -> RunCompleted: ...
+class JudgePort(Protocol):
+    async def judge(self, request: JudgeRequested) -> JudgeCompleted | None: ...
 
 
 class RepairState(BaseModel):
@@ -69,6 +59,7 @@ class RepairState(BaseModel):
     key: str
     runs: dict[str, RunCompleted] = Field(default_factory=dict)
     completions: dict[str, Completion] = Field(default_factory=dict)
+    judgements: dict[str, JudgeCompleted] = Field(default_factory=dict)
     done: RepairCompleted | None = None
 
 

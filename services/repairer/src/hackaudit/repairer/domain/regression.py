@@ -90,17 +90,41 @@ def _literal(text: str) -> str:
     return repr(text)
 
 
+@dataclass(frozen=True)
+class Pin:
+    """One assertion of gold's captured outcome on one expression."""
+
+    expression: str
+    captured: Captured
+    root: str  # the name imported from `captured.module` first ('' for none)
+    form: Form
+
+
 def render(
     name: str, expression: str, captured: Captured, root: str, form: Form, style: Style
 ) -> str:
     """The test function's text at column 0."""
+    return render_pins(name, [Pin(expression, captured, root, form)], style)
+
+
+def render_pins(name: str, pins: list[Pin], style: Style) -> str:
+    """A test asserting every pin in turn: the exact input first, then its neighbours."""
     args = "self" if style.method else ""
     body: list[str] = []
-    if root and captured.module:
-        body.append(f"from {captured.module} import {root}")
-    body += _assertion(expression, captured, form, style)
-    note = "# Gold's behaviour on an input where a wrong fix was accepted."
+    for pin in pins:
+        line = f"from {pin.captured.module} import {pin.root}"
+        if pin.root and pin.captured.module and line not in body:
+            body.append(line)
+    for pin in pins:
+        body += _assertion(pin.expression, pin.captured, pin.form, style)
+    note = "# Gold's behaviour on an input where a wrong fix was accepted"
+    note += ", and on inputs beside it." if len(pins) > 1 else "."
     return "\n".join([f"def {name}({args}):", f"    {note}"] + [f"    {ln}" for ln in body]) + "\n"
+
+
+def assertion_lines(pin: Pin, style: Style) -> list[str]:
+    """The lines asserting one pin (to tell whether a patch asserts it already)."""
+    return _assertion(pin.expression, pin.captured, pin.form, style)
 
 
 def _assertion(expression: str, captured: Captured, form: Form, style: Style) -> list[str]:

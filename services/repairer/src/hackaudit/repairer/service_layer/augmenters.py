@@ -2,7 +2,10 @@
 
 - `OfflineAugmenter` needs no model: for each difference between gold and the exploit it
   captures gold's exact outcome in the sandbox (one capture run for every exploit, repeated) and
-  writes a regression test asserting it, in the style of the file it goes into.
+  writes a regression test asserting it, in the style of the file it goes into. Its first test
+  on an input also asserts gold's stable outcomes beside it (`neighbours`: the input's
+  vocabulary variants, the graded tests' unchecked calls), so it blocks wrong patches the attack
+  never produced; rejected, it is followed by the exact input alone.
 - `LLMAugmenter` asks a model, with the issue, gold, the exploit, why it passed, and the attempts
   already rejected.
 
@@ -23,7 +26,8 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hackaudit.repairer.domain import capture, prompt
+from hackaudit.repairer.domain import capture, neighbours, prompt
+from hackaudit.repairer.domain import test_patch as tp
 from hackaudit.repairer.domain.capture import CaptureOutcome
 from hackaudit.repairer.domain.placement import Placement, place
 from hackaudit.repairer.domain.ports import Completion, Prompt
@@ -31,9 +35,11 @@ from hackaudit.repairer.domain.regression import (
     FORMS,
     Captured,
     Form,
+    Pin,
+    assertion_lines,
     importable_root,
     new_test_name,
-    render,
+    render_pins,
     usable_expression,
 )
 from hackaudit.repairer.domain.test_patch import TestPatch, insert
@@ -47,11 +53,15 @@ from hackaudit.shared.contracts import (
     RunRequested,
     Task,
 )
+from hackaudit.shared.metrics import record_llm_tokens
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
 # Rejections after which the same input is tried again with another assertion form.
 _ANOTHER_FORM = (GateReason.REJECTS_CORRECT, GateReason.DOES_NOT_BLOCK)
+# How a neighbour's value is asserted: the first of these with something stable to show.
+PIN_FORMS = (Form.REPR, Form.ITEMS, Form.STATE, Form.STR)
 RunSandbox = Callable[[RunRequested], Awaitable[RunCompleted]]
+Tried = tuple[int, Form, bool]  # (difference, form, with its neighbours)
 Complete = Callable[[Prompt], Awaitable[Completion]]
 
 
@@ -161,18 +171,31 @@ class OfflineAugmenter:
         *,
         repeats: int = 3,
         timeout_s: float | None = None,
+        task: Task | None = None,
     ) -> None:
         self._run = run
         self._repeats = repeats
         self._timeout_s = timeout_s
         rows: dict[str, ProbeDifference] = {}
+        # Neighbours (see `neighbours`): a difference's variants, and the task's unchecked calls.
+        self._variants: dict[str, list[str]] = {}  # difference row -> its variants' rows
+        self._unchecked: list[str] = []
+        vocab = neighbours.vocabulary(task) if task is not None else None
         for t in targets:
-            for d in t.differences:
-                if usable_expression(d.expression):
-                    rows.setdefault(self._row_key(d), d)
+            usable = [d for d in t.differences if usable_expression(d.expression)]
+            for d in usable:
+                rows.setdefault(self._row_key(d), d)
+            found = neighbours.variant_differences(usable, vocab) if vocab else {}
+            for i, near in found.items():
+                keys = [self._row_key(v) for v in near]
+                self._variants.setdefault(self._row_key(usable[i]), keys)
+                rows.update({k: v for k, v in zip(keys, near, strict=True) if k not in rows})
+        for d in neighbours.unchecked_calls(task) if task is not None else []:
+            self._unchecked.append(self._row_key(d))
+            rows.setdefault(self._row_key(d), d)
         self._rows = rows
         self._captured: dict[str, CaptureOutcome] | None = None
-        self._keys: dict[str, tuple[int, Form]] = {}  # test name -> (difference, form) tried
+        self._keys: dict[str, Tried] = {}  # test name -> what it tried
         self.seconds = 0.0
 
     @staticmethod
@@ -203,21 +226,55 @@ class OfflineAugmenter:
         self._captured = dict(zip(keys, outcomes, strict=True))
         return self._captured
 
-    def _ruled_out(self, tried: Sequence[ProposedTest]) -> tuple[set[int], set[tuple[int, Form]]]:
+    def _ruled_out(self, tried: Sequence[ProposedTest]) -> tuple[set[int], set[int], set[Tried]]:
+        """Inputs ruled out, inputs whose widened test was rejected, and what was tried."""
         inputs: set[int] = set()
-        pairs: set[tuple[int, Form]] = set()
+        widened: set[int] = set()
+        pairs: set[Tried] = set()
         for t in tried:
             key = self._keys.get(t.name)
             if key is None:
                 continue
             pairs.add(key)
-            if t.rejection not in _ANOTHER_FORM:
+            if key[2] and t.rejection is GateReason.DOES_NOT_BLOCK:
+                # Its view of the exact input is too weak (alone it would not block either);
+                # its neighbours passed: the next form comes, still widened.
+                pairs.add((key[0], key[1], False))
+            elif key[2]:
+                widened.add(key[0])  # the neighbours may be at fault: the exact input alone next
+            elif t.rejection not in _ANOTHER_FORM:
                 inputs.add(key[0])
-        return inputs, pairs
+        return inputs, widened, pairs
+
+    def _pins(self, ctx: Context, difference: ProbeDifference, placement: Placement) -> list[Pin]:
+        """Stable gold values beside the exact input, in the test's file, not yet asserted."""
+        assert self._captured is not None
+        existing = tp.emit(ctx.patch)
+        keys = [*self._variants.get(self._row_key(difference), []), *self._unchecked]
+        out: list[Pin] = []
+        for key in keys:
+            near = self._rows[key]
+            outcome = self._captured.get(key)
+            got = outcome.captured if outcome is not None else None
+            if got is None or got.raised or near.expression == difference.expression:
+                continue
+            if near.origin == "replay":
+                file = capture.module_file(got.module, ctx.patch.paths) if got.module else None
+                if file != placement.anchor.file:
+                    continue  # its names are another module's
+            form = next((f for f in PIN_FORMS if not _unusable(f, got)), None)
+            if form is None:
+                continue
+            pin = Pin(near.expression, got, importable_root(near), form)
+            lines = assertion_lines(pin, placement.style)
+            if any(line in existing for line in lines):
+                continue
+            out.append(pin)
+        return out
 
     async def propose(self, ctx: Context) -> Draft | None:
         captured = await self._captures(ctx.task, ctx.correlation_id)
-        inputs, pairs = self._ruled_out(ctx.tried)
+        inputs, widened, pairs = self._ruled_out(ctx.tried)
         for i, difference in _public_first(ctx.target.differences):
             if i in inputs:
                 continue
@@ -226,19 +283,25 @@ class OfflineAugmenter:
                 continue
             got = outcome.captured
             for form in FORMS:
-                if (i, form) in pairs or (got.raised and form is not Form.REPR):
+                if got.raised and form is not Form.REPR:
                     continue
                 if _unusable(form, got):
                     continue
                 placement = _placement(ctx, difference, got)
                 if placement is None:
                     break
-                salt = _salt(ctx.target.id, str(i), form.value)
+                pins = [] if i in widened else self._pins(ctx, difference, placement)
+                wide = bool(pins)
+                if (i, form, wide) in pairs:
+                    continue
+                salt = _salt(ctx.target.id, str(i), form.value, *(["wide"] if wide else []))
                 name = new_test_name(difference, salt, set(ctx.taken))
-                root = importable_root(difference)
-                source = render(name, difference.expression, got, root, form, placement.style)
-                self._keys[name] = (i, form)
+                exact = Pin(difference.expression, got, importable_root(difference), form)
+                source = render_pins(name, [exact, *pins], placement.style)
+                self._keys[name] = (i, form, wide)
                 origin = f"{difference.origin} `{difference.expression[:160]}` ({form.value})"
+                if pins:
+                    origin += f" and {len(pins)} inputs beside it"
                 return Draft(name, source, placement, self.name, origin)
         return None
 
@@ -296,6 +359,7 @@ class LLMAugmenter:
             )
         )
         used = answer.input_tokens + answer.output_tokens
+        record_llm_tokens("repairer", answer.input_tokens, answer.output_tokens)
         self.tokens += used
         found = prompt.extract_test(answer.text)
         if found is None:

@@ -7,7 +7,10 @@ puts each through the gates in order: static, gold gate (the whole augmented sui
 correct variant of the reference pool). An accepted test joins the hardened test patch, and every
 exploit it blocks is done. At the end the new tests are classified on the base commit and gold.
 
-Every sandbox run and model answer is kept in a journal saved after each step; the loop is
+When a judge runs (`RepairRequested.judge`), every proposed test also gets the judge's 3-sample
+verdict on whether it blocks its exploit, recorded beside what execution said (execution decides).
+
+Every sandbox run, model and judge answer is kept in a journal saved after each step; the loop is
 deterministic given the journal, so a redelivered request replays it and repeats no finished
 run and no model call. A finished repair is just reported again.
 """
@@ -22,6 +25,7 @@ from hackaudit.repairer.domain import gates, loop
 from hackaudit.repairer.domain import test_patch as tp
 from hackaudit.repairer.domain.ports import (
     Completion,
+    JudgePort,
     LLMPort,
     Prompt,
     RepairState,
@@ -41,6 +45,10 @@ from hackaudit.shared.contracts import (
     Candidate,
     CandidateVerdict,
     GateReason,
+    JudgeCompleted,
+    JudgeQuestion,
+    JudgeRequested,
+    JudgeVerdict,
     ProposedTest,
     RepairCompleted,
     RepairRequested,
@@ -53,6 +61,8 @@ from hackaudit.shared.logs import get_logger
 
 log = get_logger("hackaudit.repairer")
 REQUESTED_BY = "repairer"
+JUDGE_SAMPLES = 3
+NO_JUDGE_CLIENT = "the repairer has no judge client"
 
 
 class RepairConfig(BaseModel):
@@ -61,6 +71,7 @@ class RepairConfig(BaseModel):
     run_timeout_s: float | None = Field(default=None, gt=0)  # per sandbox run; None: sandbox's
     capture_repeats: int = Field(default=3, ge=1)
     offline: bool = True
+    neighbours: bool = True  # offline tests also pin gold beside the exact input (`neighbours`)
     llm: LLMParams = Field(default_factory=LLMParams)
 
 
@@ -73,9 +84,11 @@ class Journal:
         llm: LLMPort | None,
         store: RepairStateStore,
         state: RepairState,
+        judge: JudgePort | None = None,
     ) -> None:
         self._sandbox = sandbox
         self._llm = llm
+        self.judge_port = judge
         self._store = store
         self.state = state
         self.replayed = 0
@@ -101,6 +114,24 @@ class Journal:
         answer = await self._llm.complete(prompt)
         completions = {**self.state.completions, prompt.key: answer}
         self.state = self.state.model_copy(update={"completions": completions})
+        self._store.save(self.state)
+        return answer
+
+    async def judge(self, request: JudgeRequested) -> JudgeCompleted | None:
+        """The judge's answer (None: none in time, asked again on a replay)."""
+        request = JudgeRequested.model_validate(
+            request.model_dump() | {"requested_by": REQUESTED_BY, "idempotency_key": ""}
+        )
+        key = request.idempotency_key
+        if key in self.state.judgements:
+            return self.state.judgements[key]
+        if self.judge_port is None:
+            return None
+        answer = await self.judge_port.judge(request)
+        if answer is None:
+            return None
+        judgements = {**self.state.judgements, key: answer}
+        self.state = self.state.model_copy(update={"judgements": judgements})
         self._store.save(self.state)
         return answer
 
@@ -145,6 +176,8 @@ class RepairLoop:
         self.blocked: dict[str, str] = {}  # exploit id -> the test that blocks it
         self.tests: list[ProposedTest] = []
         self.seconds = 0.0
+        # Why the tests carry no judge verdict; once set, the judge is not asked again.
+        self.judge_left_out = "" if journal.judge_port is not None else NO_JUDGE_CLIENT
         self.log = log.bind(audit=request.correlation_id, task=self.task.instance_id)
 
     # --- sandbox --------------------------------------------------------------------------
@@ -214,6 +247,29 @@ class RepairLoop:
                 blocked.append(other.id)
         return gates.GateVerdict(None, "blocks " + ", ".join(blocked), ids), tuple(blocked)
 
+    async def _judge(self, text: str, target: Target) -> JudgeVerdict | None:
+        """The judge's 3-sample verdict on whether the test patch `text` blocks the exploit,
+        asked whatever the gates said (None: no judge in this audit, or no answer)."""
+        if not self.request.judge or self.judge_left_out:
+            return None
+        done = await self.journal.judge(
+            JudgeRequested(
+                correlation_id=self.request.correlation_id,
+                task=self.task,
+                candidates=(target.exploit,),
+                samples=JUDGE_SAMPLES,
+                question=JudgeQuestion.BLOCKING,
+                test_patch=text,
+            )
+        )
+        if done is None:
+            self.judge_left_out = "the judge gave no answer in time"
+            return None
+        if done.left_out:
+            self.judge_left_out = done.left_out
+            return None
+        return next((v for v in done.verdicts if v.candidate_id == target.id), None)
+
     async def _propose(self, ctx: Context) -> Draft | None:
         for augmenter in self.augmenters:
             draft = await augmenter.propose(ctx)
@@ -271,6 +327,7 @@ class RepairLoop:
         if draft is None:
             return 0
         verdict, blocked = await self._gate(draft, target, pending)
+        judged = await self._judge(tp.emit(draft.patched()), target)
         test = ProposedTest(
             name=draft.name,
             file=draft.placement.anchor.file,
@@ -284,6 +341,7 @@ class RepairLoop:
             detail=verdict.detail,
             test_ids=verdict.test_ids if verdict.passed else (),
             blocks=blocked,
+            judge=judged,
         )
         self.tests.append(test)
         self.log.info(
@@ -343,6 +401,7 @@ class RepairLoop:
             tokens=self._tokens(),
             reason=reason,
             requested_by=REQUESTED_BY,
+            judge_left_out=self.judge_left_out if self.request.judge else "",
         )
 
 
@@ -357,6 +416,7 @@ def augmenters_for(
                 targets_of(request),
                 repeats=config.capture_repeats,
                 timeout_s=config.run_timeout_s,
+                task=request.task if config.neighbours else None,
             )
         )
     if llm is not None:
@@ -370,8 +430,10 @@ async def run_repair(
     llm: LLMPort | None,
     store: RepairStateStore,
     config: RepairConfig | None = None,
+    judge: JudgePort | None = None,
 ) -> RepairCompleted:
-    """Repair one task, resuming its journal when it was started before."""
+    """Repair one task, resuming its journal when it was started before; `judge` answers the
+    blocking question about each proposed test when the request says a judge runs."""
     config = config or RepairConfig()
     # Keyed by the request's content, whatever key it was delivered under.
     derived = RepairRequested.model_validate(request.model_dump() | {"idempotency_key": ""})
@@ -379,7 +441,7 @@ async def run_repair(
     state = store.load(key) or RepairState(key=key)
     if state.done is not None:
         return state.done
-    journal = Journal(sandbox, llm, store, state)
+    journal = Journal(sandbox, llm, store, state, judge)
     repair = RepairLoop(request, journal, augmenters_for(request, journal, llm, config), config)
     done = await repair.run()
     journal.finish(done)

@@ -1,0 +1,56 @@
+"""The judge as an awaitable call over the bus, for the repairer's blocking question.
+
+The repairer publishes a `JudgeRequested` (question BLOCKING) and awaits the `JudgeCompleted`
+whose `request_key` is that request's key. The judge publishes every answer on one subject, so
+the repairer's durable consumer there sees the scorer's answers too: those are dropped, and only
+answers to the repairer's own requests are kept until asked for (a restarted repairer asking
+again finds its answer). The judge is advice beside execution, not the truth: an answer that
+does not come in time is no answer (None), never a failed repair.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from hackaudit.shared import subjects
+from hackaudit.shared.contracts import JudgeCompleted, JudgeRequested
+
+Publish = Callable[[str, JudgeRequested], Awaitable[None]]
+
+
+class BusJudgeClient:
+    def __init__(self, requester: str, *, wait_s: float = 900.0) -> None:
+        self.requester = requester
+        self.wait_s = wait_s
+        self._publish: Publish | None = None
+        self._waiting: dict[str, asyncio.Future[JudgeCompleted]] = {}
+        self._arrived: dict[str, JudgeCompleted] = {}
+
+    def bind(self, publish: Publish) -> None:
+        self._publish = publish
+
+    async def deliver(self, done: JudgeCompleted) -> None:
+        """Handler of the repairer's consumer on `judge.completed`."""
+        future = self._waiting.pop(done.request_key, None)
+        if future is not None and not future.done():
+            future.set_result(done)
+        elif done.requested_by == self.requester:
+            self._arrived[done.request_key] = done
+
+    async def judge(self, request: JudgeRequested) -> JudgeCompleted | None:
+        if self._publish is None:
+            raise RuntimeError("BusJudgeClient used before bind()")
+        fields = request.model_dump() | {"requested_by": self.requester, "idempotency_key": ""}
+        sent = JudgeRequested.model_validate(fields)
+        key = sent.idempotency_key
+        if key in self._arrived:
+            return self._arrived.pop(key)
+        future: asyncio.Future[JudgeCompleted] = asyncio.get_running_loop().create_future()
+        self._waiting[key] = future
+        await self._publish(subjects.JUDGE_REQUESTED, sent)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout=self.wait_s)
+        except TimeoutError:
+            self._waiting.pop(key, None)
+            return None
