@@ -18,8 +18,20 @@ from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
-from hackaudit.cli import dataset, inputs, pipeline, report, runs, runtime, services, verdicts_eval
+from hackaudit.cli import (
+    bus_contract,
+    dataset,
+    inputs,
+    pipeline,
+    report,
+    runs,
+    runtime,
+    services,
+    stops,
+    verdicts_eval,
+)
 from hackaudit.cli.bars import bars_columns
+from hackaudit.cli.ops_status import show as show_endpoints
 from hackaudit.cli.repair_figures import RepairRow
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import (
@@ -163,7 +175,7 @@ def audit(
     problems = [str(p) for p in ingested.problems]
     problems += [f"{o.instance_id}: no image: {o.reason}" for o in ready.failed]
     try:
-        tracker = asyncio.run(
+        tracker = stops.run(
             pipeline.run_audit(ready.tasks, options, settings, builders, limit_s=timeout)
         )
     except HackauditError as exc:
@@ -275,9 +287,9 @@ def up(
                 await asyncio.Event().wait()
 
     try:
-        asyncio.run(serve())
-    except KeyboardInterrupt:
-        console.print("stopped")
+        stops.run(serve())
+    except stops.Stopped as stop:  # the way a long-lived `up` ends: a clean stop, exit 0
+        console.print(f"stopped by {stop.signal_name}")
     except HackauditError as exc:
         raise _fail(exc) from exc
 
@@ -342,11 +354,13 @@ def status() -> None:
     except HackauditError as exc:
         raise _fail(exc) from exc
     table = Table(title="stages (durable consumers)")
-    for column in ("consumer", "subject", "waiting", "in progress", "redelivered", "done"):
+    # lag = waiting + in progress: hackaudit_queue_lag, and what KEDA scales the sandbox on
+    for column in ("consumer", "subject", "waiting", "in progress", "lag", "redelivered", "done"):
         table.add_column(column)
     for c in snapshot.consumers:
         table.add_row(c.name, c.subject, str(c.waiting), str(c.in_progress),
-                      str(c.redelivered), str(c.delivered - c.in_progress))  # fmt: skip
+                      str(c.waiting + c.in_progress), str(c.redelivered),
+                      str(c.delivered - c.in_progress))  # fmt: skip
     console.print(table)
     stages = Table(title="tasks by stage (messages kept on the bus)")
     for stage in snapshot.tasks_by_stage:
@@ -355,6 +369,7 @@ def status() -> None:
     console.print(stages)
     console.print(f"messages on the bus: {snapshot.messages}")
     _print_verdict_counts(settings)
+    show_endpoints(console, settings.state_dir)
     if not snapshot.dead_letters:
         console.print("dead letters: none")
         return
@@ -423,7 +438,7 @@ def tasks_validate(
                 )
 
     try:
-        results = asyncio.run(run_all())
+        results = stops.run(run_all())
     except HackauditError as exc:
         raise _fail(exc) from exc
     table = Table(title="task validation")
@@ -497,7 +512,7 @@ def tasks_grade(
                 )  # fmt: skip
 
     try:
-        results = asyncio.run(run_all())
+        results = stops.run(run_all())
     except HackauditError as exc:
         raise _fail(exc) from exc
     rows = grade.grade_rows(orders, results)
@@ -596,7 +611,7 @@ def eval_attacker(
         candidates_per_round=candidates, rounds=rounds, budget_seconds=budget_seconds
     )
     try:
-        tracker = asyncio.run(
+        tracker = stops.run(
             pipeline.run_audit(ready.tasks, options, BusSettings(), builders, limit_s=timeout)
         )
     except HackauditError as exc:
@@ -683,7 +698,7 @@ def eval_repair(
         candidates_per_round=candidates, rounds=rounds, budget_seconds=budget_seconds
     )
     try:
-        tracker = asyncio.run(
+        tracker = stops.run(
             pipeline.run_audit(ready.tasks, options, BusSettings(), builders, limit_s=timeout)
         )
     except HackauditError as exc:
@@ -750,12 +765,12 @@ def _check_known_exploits(
             async with running(url, builders["sandbox"](settings), settings):
                 return await runs.run_requests(url, settings, flat, requester=CHECK_REQUESTER)
 
-    results = asyncio.run(run_all())
+    results = stops.run(run_all())
     outcomes = [(c.instance_id, c.outcome(results)) for c in checks]
     for instance_id, outcome in outcomes:
         console.print(f"  {instance_id}: known wrong patch on the hardened tests: {outcome}")
     blocked = sum(o == "blocked" for _, o in outcomes)
-    console.print(f"known wrong patches rejected by the hardened tests: {blocked}/{len(outcomes)}")
+    console.print(f"known wrong patches rejected after repair: {blocked}/{len(outcomes)}")
 
 
 def _over_strict(scored: TaskScored | None) -> bool:
@@ -904,37 +919,134 @@ def bench_sandbox(
     ] = None,
     runs: Annotated[int, typer.Option(help="Runs per mode and worker count.")] = 20,
     workers: Annotated[int, typer.Option(help="Concurrent runs in the parallel case.")] = 2,
+    isolation: Annotated[
+        list[str] | None,
+        typer.Option(help="Sandbox isolation modes to measure: warm, container (default both)."),
+    ] = None,
 ) -> None:
     """Per-run overhead of the sandbox over the bare test command, and runs per minute with 1
     and N workers, beside a naive runner doing what the SWE-bench harness does per candidate."""
     from hackaudit.cli.environments import ensure_images
     from hackaudit.sandbox.bench import benchmark
+    from hackaudit.sandbox.settings import Isolation
 
+    try:
+        modes = tuple(Isolation(m) for m in isolation or ("warm", "container"))
+    except ValueError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from exc
     ingested = _ingest(tasks or [Path("examples/tasks")])
     chosen = [t for t in ingested.tasks if not task_id or t.instance_id in task_id]
     if not task_id:
         chosen = list({t.repo: t for t in reversed(chosen)}.values())[::-1]
     ready = ensure_images(chosen, err)
-    table = Table(title=f"sandbox benchmark ({runs} runs per cell)")
-    for column in ("task", "bare median", "sandbox median", "overhead", "sandbox/min 1 · N",
-                   "naive/min 1 · N", "ratio 1 · N"):  # fmt: skip
+    n = str(max(1, workers))
+    table = Table(title=f"sandbox benchmark ({runs} runs per cell; runs/min at 1 · {n} workers)")
+    for column in ("task", "mode", "median", "overhead", "runs/min", "scaling", "vs naive",
+                   "CPU/run", "load"):  # fmt: skip
         table.add_column(column, justify="right")
     for task in ready.tasks:
         assert task.image is not None
-        f = benchmark(task.image, task, runs=runs, workers=workers)
-        n = str(max(1, workers))
+        f = benchmark(task.image, task, runs=runs, workers=workers, isolations=modes)
+        bare, naive = f["bare"], f["naive"]
+        table.add_row(task.instance_id, "bare", f"{bare['median_s']:.3f}s", "", "", "", "",
+                      f"{bare['cpu_per_run_s']:.3f}s", f"{bare['load']:.1f}")  # fmt: skip
+        for mode, cells in f["sandbox"].items():
+            ratio = f["throughput_ratio"][mode]
+            table.add_row(
+                "",
+                mode,
+                f"{cells['1']['median_s']:.3f}s",
+                f"{f['overhead_median_s'][mode]:+.3f}s",
+                f"{cells['1']['runs_per_min']:.0f} · {cells[n]['runs_per_min']:.0f}",
+                f"{f['scaling'][mode]:.2f}×",
+                f"{ratio['1']:.2f}× · {ratio[n]:.2f}×",
+                f"{cells['1']['cpu_per_run_s']:.3f}s",
+                f"{cells['1']['load']:.1f}",
+            )
         table.add_row(
-            task.instance_id,
-            f"{f['bare']['median_s']:.3f}s",
-            f"{f['pooled']['1']['median_s']:.3f}s",
-            f"{f['pooled_overhead_median_s']:+.3f}s",
-            f"{f['pooled']['1']['runs_per_min']:.0f} · {f['pooled'][n]['runs_per_min']:.0f}",
-            f"{f['naive']['1']['runs_per_min']:.0f} · {f['naive'][n]['runs_per_min']:.0f}",
-            f"{f['throughput_ratio']['1']:.2f}× · {f['throughput_ratio'][n]:.2f}×",
+            "",
+            "naive",
+            f"{naive['1']['median_s']:.3f}s",
+            f"{naive['1']['median_s'] - bare['median_s']:+.3f}s",
+            f"{naive['1']['runs_per_min']:.0f} · {naive[n]['runs_per_min']:.0f}",
+            f"{f['scaling']['naive']:.2f}×",
+            "1.00×",
+            f"{naive['1']['cpu_per_run_s']:.3f}s",
+            f"{naive['1']['load']:.1f}",
         )
     if not ready.tasks:
         raise typer.Exit(1)
     console.print(table)
+    console.print(
+        "overhead: sandbox median minus bare median (1 worker); scaling: runs/min with "
+        f"{n} workers ÷ with 1; vs naive: sandbox runs/min ÷ naive runs/min; CPU/run: the whole "
+        "machine's busy CPU per run (1 worker), so other load counts too — see the load column."
+    )
+
+
+@bench_app.command("scale")
+def bench_scale_command(
+    tasks: ExampleTaskPaths = None,
+    task_id: Annotated[
+        str | None, typer.Option("--task", help="Task to run (default: the first one).")
+    ] = None,
+    runs: Annotated[int, typer.Option(help="Runs in each worker count's burst.")] = 40,
+    workers: Annotated[
+        list[int] | None, typer.Option("--workers", help="Worker counts (default 1, 2, 4).")
+    ] = None,
+    isolation: Annotated[str, typer.Option(help="Sandbox isolation: warm or container.")] = "warm",
+    sample_s: Annotated[float, typer.Option(help="Seconds between queue-lag samples.")] = 2.0,
+) -> None:
+    """Sandbox runs per minute and queue lag over time with 1, 2 and 4 sandbox worker
+    processes on one embedded NATS server, on this machine."""
+    from hackaudit.cli.environments import ensure_images
+    from hackaudit.sandbox.bench_scale import bench_scale
+    from hackaudit.sandbox.settings import Isolation
+
+    try:
+        mode = Isolation(isolation)
+    except ValueError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from exc
+    ingested = _ingest(tasks or [Path("examples/tasks")])
+    chosen = [t for t in ingested.tasks if task_id is None or t.instance_id == task_id][:1]
+    ready = ensure_images(chosen, err)
+    if not ready.tasks:
+        raise typer.Exit(1)
+    task = ready.tasks[0]
+    counts = tuple(sorted(set(workers or (1, 2, 4))))
+    figures = bench_scale(task, counts=counts, runs=runs, isolation=mode, sample_s=sample_s)
+    table = Table(title=f"sandbox tier on this machine: {task.instance_id}, {runs} runs, {mode}")
+    for column in ("workers", "runs/min", "× 1 worker", "wall", "CPU/run", "load", "resolved"):
+        table.add_column(column, justify="right")
+    base = figures[0].runs_per_min or 1.0
+    for f in figures:
+        table.add_row(
+            str(f.workers),
+            f"{f.runs_per_min:.0f}",
+            f"{f.runs_per_min / base:.2f}×",
+            f"{f.wall_s:.1f}s",
+            f"{f.cpu_per_run_s:.2f}s",
+            f"{f.load:.1f}",
+            f"{f.resolved}/{f.runs}",
+        )
+    console.print(table)
+    lags = Table(title="queue lag (requests waiting or running) over time")
+    lags.add_column("seconds", justify="right")
+    for f in figures:
+        lags.add_column(f"{f.workers} worker{'s' if f.workers > 1 else ''}", justify="right")
+    for row in range(max(len(f.lag) for f in figures)):
+        cells = [f.lag[row] if row < len(f.lag) else None for f in figures]
+        when = next(c[0] for c in cells if c is not None)
+        lags.add_row(f"{when:g}", *(str(c[1]) if c else "" for c in cells))
+    lags.add_row("done", *(f"{f.lag_at_end} at {f.wall_s:.0f}s" for f in figures))
+    console.print(lags)
+    console.print(
+        f"{os.cpu_count()} CPUs here. CPU/run: the whole machine's busy CPU per run during the "
+        "burst (other load counts too: see the load average). Runs/min stop growing with workers "
+        "once workers × CPU per run fills the CPUs."
+    )
 
 
 def _register_optional_commands() -> None:
@@ -944,7 +1056,13 @@ def _register_optional_commands() -> None:
 
 
 _register_optional_commands()
+bus_contract.register(app)  # hackaudit asyncapi
 
 
 def run() -> None:
-    app()
+    stops.install()
+    try:
+        app()
+    except stops.Stopped as stop:
+        err.print(f"stopped by {stop.signal_name}")
+        raise

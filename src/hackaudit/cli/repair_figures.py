@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from hackaudit.shared.contracts import (
     Candidate,
+    JudgeLabel,
+    ProposedTest,
     Provenance,
     RepairCompleted,
     RunCompleted,
@@ -67,6 +69,13 @@ class RepairFigures:
     reaudit_exploits: int  # exploits the re-audits' fresh attacks found
     iterations: int
     sandbox_minutes: float
+    judge: JudgeFigures | None = None  # None: no test has a judge verdict
+    judge_left_out: str = ""  # why not, when the repairs asked and got no verdict
+
+    def _judge_lines(self) -> list[str]:
+        if self.judge is not None:
+            return self.judge.lines()
+        return [f"judge: {self.judge_left_out}"] if self.judge_left_out else []
 
     @property
     def gold_gate_rate(self) -> float | None:
@@ -92,7 +101,62 @@ class RepairFigures:
             f"exploits the re-audits found: {self.reaudit_exploits}",
             f"per repaired task: {self.iterations / per_task:.1f} iterations, "
             f"{self.sandbox_minutes / per_task:.2f} sandbox minutes",
+            *self._judge_lines(),
         ]
+
+
+@dataclass(frozen=True)
+class JudgeFigures:
+    """The judge's blocking verdicts on the proposed tests, against what execution said.
+
+    For a test the gold gate threw away, a judge that says "blocks" would have let it through
+    had it been the only gate. For a test that passed the gold gate, execution's answer is
+    whether it blocked its exploit without rejecting a correct variant (kept)."""
+
+    judged: int  # tests with a judge verdict (abstentions included)
+    gold_gate_judged: int  # of those, tests the gold gate rejected
+    gold_gate_let_through: int  # ... that the judge said block
+    checked_judged: int  # tests past the gold gate with a verdict other than abstain
+    checked_agree: int  # ... where the judge's label matches execution
+    abstained: int
+
+    def lines(self) -> list[str]:
+        return [
+            f"judge (3 samples) on the gold gate's rejections: a judge alone would have let "
+            f"through {self.gold_gate_let_through}/{self.gold_gate_judged}",
+            f"judge vs execution on the tests past the gold gate: agree on "
+            f"{self.checked_agree}/{self.checked_judged}; abstained on {self.abstained} of "
+            f"{self.judged} judged tests",
+        ]
+
+
+def _past_gold_gate(test: ProposedTest) -> bool:
+    return test.rejection is None or test.rejection.value not in GOLD_GATE_REASONS
+
+
+def judge_figures(tests: Sequence[ProposedTest]) -> JudgeFigures | None:
+    judged = [t for t in tests if t.judge is not None]
+    if not judged:
+        return None
+    rejected = [t for t in judged if not _past_gold_gate(t)]
+    checked = [
+        t
+        for t in judged
+        if _past_gold_gate(t) and t.judge is not None and t.judge.label is not JudgeLabel.ABSTAIN
+    ]
+    return JudgeFigures(
+        judged=len(judged),
+        gold_gate_judged=len(rejected),
+        gold_gate_let_through=sum(
+            t.judge is not None and t.judge.label is JudgeLabel.BLOCKS for t in rejected
+        ),
+        checked_judged=len(checked),
+        checked_agree=sum(
+            t.judge is not None and (t.judge.label is JudgeLabel.BLOCKS) == t.accepted
+            for t in checked
+        ),
+        abstained=sum(t.judge is not None and t.judge.label is JudgeLabel.ABSTAIN for t in judged),
+    )
 
 
 def figures(rows: Sequence[RepairRow]) -> RepairFigures:
@@ -117,6 +181,8 @@ def figures(rows: Sequence[RepairRow]) -> RepairFigures:
         reaudit_exploits=sum(len(r.after.exploits) for r in rows if r.after is not None),
         iterations=sum(a.iterations for a in answers),
         sandbox_minutes=sum(a.sandbox_seconds for a in answers) / 60,
+        judge=judge_figures(tests),
+        judge_left_out=next((a.judge_left_out for a in answers if a.judge_left_out), ""),
     )
 
 
@@ -166,4 +232,12 @@ class KnownCheck:
             return "gold fails the hardened tests"
         if wrong.result.status is not RunStatus.COMPLETED:
             return f"known patch run ended {wrong.result.status.value}"
-        return "still accepted" if wrong.result.resolved else "blocked"
+        if not wrong.result.resolved:
+            return "blocked"
+        flags = wrong.result.flags
+        tampered = [*flags.touched_test_files, *flags.touched_test_config]
+        if tampered:
+            # A test in the task's own files cannot outvote a patch that rewrites how they are
+            # run or reported: that hole is the environment's to close, not the tests'.
+            return f"still accepted (it tampers with the harness: {', '.join(tampered[:3])})"
+        return "still accepted"

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from hackaudit.cli.repair_figures import judge_figures
 from hackaudit.shared.contracts import (
     AttackCompleted,
     Candidate,
     CandidateOutcome,
     CandidateVerdict,
+    ProposedTest,
     ReferenceOutcome,
     ReferenceRole,
     ReferenceStatus,
@@ -75,6 +77,10 @@ def write_report(
         "stages_not_built": missing_stages,
         "input_problems": problems,
     }
+    judged = judge_figures([t for item in tasks if item.repair for t in item.repair.tests])
+    if judged is not None:
+        # The judge's blocking verdicts on the repairs' proposed tests, against execution.
+        summary["repair_judge"] = asdict(judged)
     (out / "report.json").write_text(json.dumps({"summary": summary, "tasks": rows}, indent=2))
     with (out / "verdicts.jsonl").open("w") as fh:
         for r in rows:
@@ -112,8 +118,29 @@ def _repair(out: Path, item: TaskReport) -> dict[str, object]:
             "sandbox_seconds": round(done.sandbox_seconds, 1),
             "tokens": done.tokens,
             "reason": done.reason,
-        }
+            # Each proposed test: what execution (the gates) said, and the judge beside it.
+            "tests": [_proposed(t) for t in done.tests],
+        } | ({"judge_left_out": done.judge_left_out} if done.judge_left_out else {})
     return found
+
+
+def _proposed(test: ProposedTest) -> dict[str, object]:
+    row: dict[str, object] = {
+        "name": test.name,
+        "file": test.file,
+        "exploit": test.exploit,
+        "augmenter": test.augmenter,
+        "origin": test.origin,
+        "accepted": test.accepted,
+        "rejection": test.rejection.value if test.rejection is not None else None,
+        "blocks": list(test.blocks),
+    }
+    if test.judge is not None:
+        row["judge"] = {
+            "label": test.judge.label.value,
+            "samples": [s.value for s in test.judge.samples],
+        }
+    return row
 
 
 def _write_judge(out: Path, instance_id: str, scored: TaskScored) -> dict[str, object]:

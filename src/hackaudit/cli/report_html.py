@@ -25,6 +25,7 @@ from hackaudit.shared.contracts import (
     Candidate,
     CandidateOutcome,
     CandidateVerdict,
+    RepairCompleted,
     TaskScored,
 )
 
@@ -229,6 +230,7 @@ def _repair(item: TaskReport) -> str:
         f"<pre>{escape(t.source)}</pre></details>"
         for t in kept
     )
+    tests += _judged_tests(done)
     exploits = ""
     if item.before is not None and item.before.attack is not None:
         exploits = _outcomes(
@@ -237,6 +239,27 @@ def _repair(item: TaskReport) -> str:
              if o.verdict is CandidateVerdict.EXPLOIT and not o.tampering],
         )  # fmt: skip
     return head + tests + exploits
+
+
+def _judged_tests(done: RepairCompleted) -> str:
+    """Every proposed test: what execution said (the gates), and the judge's verdict beside it."""
+    if not any(t.judge is not None for t in done.tests) and not done.judge_left_out:
+        return ""
+    if not any(t.judge is not None for t in done.tests):
+        return f'<p class="repair">Judge: {escape(done.judge_left_out)}</p>'
+    rows = "".join(
+        f"<tr><td>{escape(t.name)}</td>"
+        f"<td>{'kept' if t.accepted else escape(t.rejection.value if t.rejection else '')}</td>"
+        f"<td>{escape(t.judge.label.value) if t.judge else '–'}"
+        f"{' (' + escape(', '.join(s.value for s in t.judge.samples)) + ')' if t.judge else ''}"
+        "</td></tr>"
+        for t in done.tests
+    )
+    return (
+        '<details class="repair-judge"><summary>Proposed tests: execution and the judge'
+        "</summary><table><tr><th>test</th><th>execution (gates)</th>"
+        f"<th>judge: blocks the exploit?</th></tr>{rows}</table></details>"
+    )
 
 
 def _components(s: TaskScored, attack: AttackCompleted | None) -> str:

@@ -7,6 +7,9 @@ import pytest
 from hackaudit.cli.repair_figures import KnownCheck, RepairRow, figures
 from hackaudit.shared.contracts import (
     GateReason,
+    JudgeLabel,
+    JudgeVerdict,
+    PatchFlags,
     ProposedTest,
     RepairCompleted,
     RunCompleted,
@@ -63,6 +66,23 @@ def test_figures() -> None:
     text = "\n".join(f.lines())
     assert "gold gate rejection rate: 2/4 = 50.0%" in text
     assert "2.5 iterations, 1.00 sandbox minutes" in text
+    assert f.judge is None and "judge" not in text  # no judge in these repairs
+
+
+def test_the_judge_figures_print_when_a_judge_answered() -> None:
+    label = JudgeLabel.BLOCKS
+    verdict = JudgeVerdict(candidate_id="e", samples=(label,) * 3, label=label)
+    tests = tuple(
+        proposed(r).model_copy(update={"judge": verdict})
+        for r in (GateReason.FAILS_ON_GOLD, GateReason.FLAKY, None)
+    )
+    done = RepairCompleted(correlation_id="c", instance_id="a", hardened_task=TASK, tests=tests)
+    text = "\n".join(figures([RepairRow("a", scored(Verdict.FIX, ("e",)), done, None)]).lines())
+    assert "a judge alone would have let through 2/2" in text
+    assert "agree on 1/1" in text
+    left = RepairCompleted(correlation_id="c", instance_id="a", judge_left_out="no backend")
+    text = "\n".join(figures([RepairRow("a", scored(Verdict.FIX, ("e",)), left, None)]).lines())
+    assert "judge: no backend" in text
 
 
 def test_a_known_wrong_patch_is_run_on_the_hardened_tests_beside_gold() -> None:
@@ -88,6 +108,15 @@ def test_a_known_wrong_patch_is_run_on_the_hardened_tests_beside_gold() -> None:
     assert check.outcome(results) == "blocked"
     results[check.exploit.idempotency_key] = completed(check.exploit, True)
     assert check.outcome(results) == "still accepted"
+    tampering = completed(check.exploit, True)
+    flags = PatchFlags(touched_test_config=("tests/conftest.py",))
+    tampering = tampering.model_copy(
+        update={"results": (tampering.result.model_copy(update={"flags": flags}),)}
+    )
+    results[check.exploit.idempotency_key] = tampering
+    assert check.outcome(results) == (
+        "still accepted (it tampers with the harness: tests/conftest.py)"
+    )
     results[check.gold.idempotency_key] = completed(check.gold, True, False, True)
     assert check.outcome(results) == "gold fails the hardened tests"
     unrepaired = RepairRow(TASK.instance_id, scored(Verdict.FIX), None, None)

@@ -224,7 +224,14 @@ def test_every_judge_sample_rationale_is_in_the_report(tmp_path: Path) -> None:
 
 
 def test_a_repaired_task_is_reported_with_its_first_verdict_and_the_repair(tmp_path: Path) -> None:
-    from hackaudit.shared.contracts import ProposedTest, RepairCompleted, Verdict
+    from hackaudit.shared.contracts import (
+        GateReason,
+        JudgeLabel,
+        JudgeVerdict,
+        ProposedTest,
+        RepairCompleted,
+        Verdict,
+    )
     from tests.reportdata import state
 
     first = next(s for s in sample_states() if s.task.instance_id == "calc__calc-2")
@@ -234,10 +241,19 @@ def test_a_repaired_task_is_reported_with_its_first_verdict_and_the_repair(tmp_p
         name="test_hackaudit_big", file="tests/test_calc.py", exploit=exploit,
         augmenter="offline", source="def test_hackaudit_big():\n    assert f(100) == 7\n",
         accepted=True, blocks=(exploit,),
+        judge=JudgeVerdict(candidate_id=exploit, label=JudgeLabel.BLOCKS,
+                           samples=(JudgeLabel.BLOCKS,) * 3),
+    )  # fmt: skip
+    thrown = ProposedTest(
+        name="test_hackaudit_wrong", file="tests/test_calc.py", exploit=exploit,
+        augmenter="offline", rejection=GateReason.FAILS_ON_GOLD,
+        judge=JudgeVerdict(candidate_id=exploit, label=JudgeLabel.BLOCKS,
+                           samples=(JudgeLabel.BLOCKS, JudgeLabel.BLOCKS,
+                                    JudgeLabel.DOES_NOT_BLOCK)),
     )  # fmt: skip
     repair = RepairCompleted(
         correlation_id=first.correlation_id, instance_id="calc__calc-2",
-        hardened_task=first.task, blocked=(exploit,), tests=(kept,), iterations=1,
+        hardened_task=first.task, blocked=(exploit,), tests=(thrown, kept), iterations=1,
         sandbox_seconds=12.0, gate_rejections={"fails_on_gold": 1},
     )  # fmt: skip
     first = first.model_copy(update={"repair": repair})
@@ -255,6 +271,15 @@ def test_a_repaired_task_is_reported_with_its_first_verdict_and_the_repair(tmp_p
     assert (tmp_path / targeted["diff"]).exists()
     assert row["repair"]["blocked"] == 1 and row["repair"]["tests_kept"] == 1
     assert row["repair"]["gate_rejections"] == {"fails_on_gold": 1}
+    # Each proposed test: the gates' result and the judge's verdict beside it.
+    wrong, big = row["repair"]["tests"]
+    assert (wrong["rejection"], wrong["judge"]["label"]) == ("fails_on_gold", "blocks")
+    assert wrong["judge"]["samples"] == ["blocks", "blocks", "does_not_block"]
+    assert big["accepted"] and big["judge"]["label"] == "blocks"
+    summary = json.loads((tmp_path / "report.json").read_text())["summary"]
+    judged = summary["repair_judge"]
+    assert (judged["gold_gate_let_through"], judged["gold_gate_judged"]) == (1, 1)
     page = (tmp_path / "report.html").read_text()
     assert "Repaired:" in page and "test_hackaudit_big" in page
+    assert "judge: blocks the exploit?" in page and "blocks, blocks, does_not_block" in page
     assert "Exploits the repair targeted" in page

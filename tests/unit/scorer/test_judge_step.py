@@ -143,9 +143,9 @@ def test_f1_by_hand(
     assert f"F1 {f1:.2f}" in scored.reason
     # EQS with all four: V = 1 (gold and C+ accepted, empty and mutant rejected), H = 1/2
     assert scored.eqs == pytest.approx((0.35 * 1 + 0.30 * 0.5 + 0.20 * f1 + 0.15 * 1.0) / 1.0)
-    # a redelivered judgement changes nothing
+    # a redelivered judgement changes nothing, and sends the same verdict again (the bus drops it)
     again, out2 = audit.on_judge(state, answer(labels, request), POLICY)
-    assert again == state and out2 == []
+    assert again == state and out2 == [scored]
 
 
 def test_f1_is_one_when_both_label_nothing_correct() -> None:

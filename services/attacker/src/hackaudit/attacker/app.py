@@ -8,8 +8,8 @@ from faststream.nats import NatsBroker
 from hackaudit.attacker.bootstrap import bootstrap
 from hackaudit.attacker.handlers import handle_attack_requested
 from hackaudit.attacker.settings import AttackerSettings
-from hackaudit.shared import bus, subjects
-from hackaudit.shared.contracts import AttackRequested, RunCompleted, RunRequested
+from hackaudit.shared import bus, publishers, subjects
+from hackaudit.shared.contracts import AttackCompleted, AttackRequested, RunCompleted, RunRequested
 from hackaudit.shared.run_client import BusRunClient
 from hackaudit.shared.service import Service
 from hackaudit.shared.settings import BusSettings
@@ -23,6 +23,9 @@ def build(bus_settings: BusSettings, settings: AttackerSettings | None = None) -
     sandbox = BusRunClient(REQUESTER, wait_s=settings.sandbox_wait_s)
 
     def attach(broker: NatsBroker) -> None:
+        publishers.declare(broker, subjects.RUN_REQUESTED, RunRequested)
+        publishers.declare(broker, subjects.ATTACK_COMPLETED, AttackCompleted)
+
         async def publish_run(subject: str, request: RunRequested) -> None:
             await bus.publish(broker, subject, request)
 

@@ -7,9 +7,10 @@ from faststream.nats import NatsBroker
 from hackaudit.judge.bootstrap import bootstrap
 from hackaudit.judge.handlers import handle_judge_requested
 from hackaudit.judge.settings import JudgeSettings
-from hackaudit.shared import bus, subjects
-from hackaudit.shared.contracts import JudgeRequested
+from hackaudit.shared import bus, publishers, subjects
+from hackaudit.shared.contracts import JudgeCompleted, JudgeRequested
 from hackaudit.shared.logs import get_logger
+from hackaudit.shared.metrics import record_llm_tokens
 from hackaudit.shared.service import Service
 from hackaudit.shared.settings import BusSettings
 
@@ -21,8 +22,12 @@ def build(bus_settings: BusSettings, settings: JudgeSettings | None = None) -> S
     judge = bootstrap(settings, bus_settings.state_dir)
 
     def attach(broker: NatsBroker) -> None:
+        publishers.declare(broker, subjects.JUDGE_COMPLETED, JudgeCompleted)
+
         async def on_request(request: JudgeRequested) -> None:
             done = await handle_judge_requested(request, judge)
+            if done.usage is not None:
+                record_llm_tokens("judge", done.usage.input_tokens, done.usage.output_tokens)
             await bus.publish(broker, subjects.JUDGE_COMPLETED, done)
 
         bus.subscribe(

@@ -9,8 +9,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hackaudit.scorer.adapters.store import DuckDBAuditStore
 from hackaudit.scorer.domain.eqs import ScoringPolicy
-from hackaudit.scorer.handlers import ScorerHandlers
-from hackaudit.shared import bus, subjects
+from hackaudit.scorer.handlers import SUBJECT_OF, ScorerHandlers
+from hackaudit.shared import bus, publishers, subjects
 from hackaudit.shared.contracts import (
     AttackCompleted,
     JudgeCompleted,
@@ -18,7 +18,9 @@ from hackaudit.shared.contracts import (
     RepairCompleted,
     RunCompleted,
     TaskIngested,
+    TaskScored,
 )
+from hackaudit.shared.metrics import record_verdict
 from hackaudit.shared.service import Service
 from hackaudit.shared.settings import BusSettings
 
@@ -65,8 +67,13 @@ def build(bus_settings: BusSettings, settings: ScorerSettings | None = None) -> 
     ]
 
     def attach(broker: NatsBroker) -> None:
+        for model, subject in SUBJECT_OF.items():
+            publishers.declare(broker, subject, model)
+
         async def send(subject: str, message: Message) -> None:
             await bus.publish(broker, subject, message)
+            if isinstance(message, TaskScored):
+                record_verdict(message.verdict)
 
         handlers = ScorerHandlers(store, send, settings.policy())
         bus.subscribe(

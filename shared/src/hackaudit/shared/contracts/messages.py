@@ -477,6 +477,8 @@ class RepairRequested(Message):
     budget_tokens: int | None = Field(default=None, ge=0)  # model tokens for the LLM augmenter
     gold_repeats: int = Field(default=3, ge=1)  # gold gate runs (a test that differs is flaky)
     requested_by: str = ""
+    # A judge service runs: ask it, for each proposed test, whether the test blocks the exploit.
+    judge: bool = False
 
 
 class GateReason(StrEnum):
@@ -509,6 +511,9 @@ class ProposedTest(BaseModel):
     detail: str = ""  # why it was rejected, or which exploits it blocks
     test_ids: tuple[str, ...] = ()  # as the task's log parser names it (accepted tests)
     blocks: tuple[str, ...] = ()  # candidate ids of the exploits it blocks
+    # The judge's verdict (blocks / does_not_block, 3 samples) on the test against its exploit,
+    # beside the gates' execution result; None when no judge answered.
+    judge: JudgeVerdict | None = None
 
 
 class RepairCompleted(Message):
@@ -524,6 +529,8 @@ class RepairCompleted(Message):
     tokens: int = 0
     reason: str = ""
     requested_by: str = ""
+    # Why the proposed tests carry no judge verdict (no backend, no answer); "" when judged.
+    judge_left_out: str = ""
 
 
 # --- faults ----------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ from hackaudit.shared.contracts import (
     RunRequested,
 )
 from hackaudit.shared.logs import get_logger
+from hackaudit.shared.metrics import record_llm_tokens
 
 log = get_logger("hackaudit.attacker")
 
@@ -148,6 +149,10 @@ class _Attack:
         ]
         self.llm.completions.clear()
         self.state = orch.record_llm(self.state, calls)
+        spent = [c for c in calls if not c.cached]  # a cached answer costs no tokens
+        record_llm_tokens(
+            "attacker", sum(c.input_tokens for c in spent), sum(c.output_tokens for c in spent)
+        )
         kept, skipped = orch.split_equivalent(state.task, orch.dedupe(proposed, set(state.seen)))
         if skipped:
             self.state = self.state.model_copy(

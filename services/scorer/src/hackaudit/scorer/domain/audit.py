@@ -111,6 +111,8 @@ def on_run(
     state: AuditState, run: RunCompleted, policy: ScoringPolicy
 ) -> tuple[AuditState, list[Message]]:
     if state.stage is not Stage.SANITY:
+        if run.purpose in (RunPurpose.GOLD, RunPurpose.EMPTY):
+            return state, sanity_messages(state)
         return state, []
     if run.purpose is RunPurpose.GOLD:
         state = state.model_copy(update={"gold": run.results, "gold_flaky": run.flaky})
@@ -123,14 +125,7 @@ def on_run(
     result = check_sanity(state.gold, state.empty, gold_flaky=state.gold_flaky)
     state = state.model_copy(update={"sanity": result.sanity})
     if result.sanity is Sanity.OK:
-        durations = [r.duration_s for r in state.gold or () if r.duration_s > 0]
-        attack = AttackRequested(
-            correlation_id=state.correlation_id,
-            task=state.task,
-            options=state.options,
-            gold_duration_s=max(durations) if durations else None,
-        )
-        return state.model_copy(update={"stage": Stage.ATTACK}), [attack]
+        return state.model_copy(update={"stage": Stage.ATTACK}), [_attack_request(state)]
     scored = TaskScored(
         correlation_id=state.correlation_id,
         instance_id=state.task.instance_id,
@@ -140,6 +135,24 @@ def on_run(
         exploits=("empty patch",) if result.sanity is Sanity.EMPTY_PASSES else (),
     )
     return state.model_copy(update={"stage": Stage.SCORED, "scored": scored}), [scored]
+
+
+def _attack_request(state: AuditState) -> AttackRequested:
+    durations = [r.duration_s for r in state.gold or () if r.duration_s > 0]
+    return AttackRequested(
+        correlation_id=state.correlation_id,
+        task=state.task,
+        options=state.options,
+        gold_duration_s=max(durations) if durations else None,
+    )
+
+
+def sanity_messages(state: AuditState) -> list[Message]:
+    """What the sanity step sent, for a reference run delivered again after that step: the scorer
+    may have saved the step and died before sending, so it is sent again (the bus drops copies)."""
+    if state.sanity is Sanity.OK:
+        return [_attack_request(state)]
+    return [state.scored] if state.scored is not None else []
 
 
 def components(state: AuditState, attack: AttackCompleted, f1: float | None = None) -> Components:
@@ -164,6 +177,8 @@ def on_attack(
     if state.stage is Stage.JUDGE and state.attack is not None:
         request = agreement.judge_request(state.correlation_id, state.task, state.attack)
         return state, [request] if request is not None else []  # resent: the bus drops it
+    if state.stage is Stage.SCORED and state.attack == attack and state.scored is not None:
+        return state, [state.scored]  # saved, maybe not sent: resent, the bus drops the copy
     if state.stage is not Stage.ATTACK:
         return state, []
     if not state.options.judge:
@@ -179,11 +194,13 @@ def on_judge(
     state: AuditState, done: JudgeCompleted, policy: ScoringPolicy
 ) -> tuple[AuditState, list[Message]]:
     """The judge's answer to this audit's request: F1, then the score."""
-    if state.stage is not Stage.JUDGE or state.attack is None:
+    if state.stage not in (Stage.JUDGE, Stage.SCORED) or state.attack is None:
         return state, []
     asked = agreement.judge_request(state.correlation_id, state.task, state.attack)
     if asked is None or (done.request_key and done.request_key != asked.idempotency_key):
         return state, []  # an answer to some other request (the repairer's) of this audit
+    if state.stage is Stage.SCORED:  # delivered again after it scored the task: resend the verdict
+        return state, [state.scored] if state.scored is not None else []
     return score_attack(state, state.attack, policy, agreement.agreement(state.attack, done))
 
 

@@ -93,6 +93,7 @@ def repair_request(state: AuditState) -> RepairRequested | None:
         gold_repeats=state.options.gold_repeats,
         max_iterations=REPAIR_ITERATIONS,
         requested_by="scorer",
+        judge=state.options.judge,
     )
 
 
