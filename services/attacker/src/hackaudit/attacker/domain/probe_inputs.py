@@ -2,9 +2,9 @@
 
 The tests show which inputs the suite checks; a wrong patch that passes them usually differs from
 gold just beside those inputs — one past a boundary, at zero, on an empty string, at a month's
-end, with a pre-release part the tests never wrote. Every generator here is deterministic and
-bounded, and each returns its most telling values first, so a probe cut short by its budget still
-covers the edges.
+end, with a pre-release part the tests never wrote, a path spelled with a `./` in front. Every
+generator here is deterministic and bounded, and each returns its most telling values first, so a
+probe cut short by its budget still covers the edges.
 """
 
 from __future__ import annotations
@@ -90,10 +90,24 @@ def _segment_variants(text: str) -> list[str]:
     return []
 
 
+_PATH = re.compile(r"^[\w.\-/]+$")
+
+
+def _path_variants(text: str) -> list[str]:
+    """A path-like string spelled another way that names the same place: a `./` in front, a
+    trailing or doubled separator. Code that compares paths as text tells these apart."""
+    if not _PATH.match(text) or not ("/" in text or text in (".", "..")):
+        return []
+    out = [f"./{text}", f"{text}/"]
+    if "/" in text.strip("/"):
+        out.append(text.replace("/", "//", 1))
+    return out
+
+
 def string_variants(text: str) -> list[str]:
     if len(text) > MAX_STRING_CHARS:
         return [""]
-    out = [*_digit_variants(text), *_release_variants(text)]
+    out = [*_path_variants(text), *_digit_variants(text), *_release_variants(text)]
     out += ["", text.upper(), text.lower(), text[:-1], text[1:]]
     out += [text + text[-1:], f" {text} ", text + "x"]
     out += _segment_variants(text)
@@ -112,10 +126,16 @@ def variants(value: Any) -> list[Any]:
     elif isinstance(value, str):
         out = string_variants(value)
     elif isinstance(value, list | tuple):
+        # The first variant of each of the first two items comes early: an argument list such
+        # as `[".", "--flag"]` says more with one item changed than reordered.
         kind = type(value)
-        out = [kind(), value[:-1], kind(reversed(value)), kind([*value, *value[-1:]])]
-        for i, item in enumerate(value[:2]):
-            out += [kind([*value[:i], new, *value[i + 1 :]]) for new in variants(item)[:3]]
+        changed = [
+            [kind([*value[:i], new, *value[i + 1 :]]) for new in variants(item)[:3]]
+            for i, item in enumerate(value[:2])
+        ]
+        out = [kind(), value[:-1], *(c[0] for c in changed if c)]
+        out += [kind(reversed(value)), kind([*value, *value[-1:]])]
+        out += [v for c in changed for v in c[1:]]
     elif isinstance(value, dict):
         out = [{}]
     else:

@@ -10,6 +10,10 @@ the test's own preceding statements), with every check turned into an observatio
 * `self.assertEqual(a, b)` and the other `assert*` helpers: their first two arguments;
 * `raises(Exc, lambda: ...)`, `raises(Exc, f, *args)` (sympy, pytest, `assertRaises`): the call;
 * `with raises(...)` / `with pytest.raises(...)` / `with self.assertRaises(...)`: the body;
+* a call statement to a helper that checks inside (`self._runtest(args, code=0)`, a method of the
+  test case, or a function named `check...`, `run...`, `verify...`): the call itself, with a
+  longer time limit; other bare calls (`os.chdir`, `sys.path.append`) change state and are left
+  as they are, and the working directory is restored after each test;
 
 and, for each observed operand, the calls nested in it (the objects the test builds, observed on
 their own: their `repr`, `str` and the printers the test module imports), and the operand with
@@ -57,6 +61,7 @@ __VARIANTS__
 REPLAY_TOTAL_S = __TOTAL__
 REPLAY_FUNCTION_S = 20.0
 OBSERVATION_S = 2.0
+CHECKER_S = 8.0
 MAX_OBSERVATIONS = __MAX_OBS__
 MAX_OCCURRENCES = 12
 MAX_SUBCALLS = 3
@@ -70,6 +75,7 @@ PRINTERS = ("sstr", "srepr", "latex", "pretty")
 _NOT_PRINTED = PRINTERS + ("str", "repr", "len", "list", "tuple", "set", "sorted", "bool")
 _ASSERT_METHODS_ONE = ("assertTrue", "assertFalse", "assertIsNone", "assertIsNotNone")
 _RAISES = ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp")
+_CHECKER_PREFIXES = ("check", "run", "verify", "expect", "do_test", "test_", "compare")
 _OBS = "_hackaudit_observe"
 _REC = "_hackaudit_record"
 
@@ -232,6 +238,20 @@ def _shape_variants(node):
     return out
 
 
+def _is_checker(func, name):
+    """A call statement that checks for the test: a helper method of the test (`self._run...`,
+    not one of unittest's own) or a function named like a check. Other bare calls (`os.chdir`,
+    `sys.path.append`) change state, and are left as they are."""
+    if isinstance(func, _ast.Attribute):
+        owner = func.value
+        return (
+            isinstance(owner, _ast.Name)
+            and owner.id == "self"
+            and not name.startswith(("assert", "fail", "skip", "add", "sub", "set", "tear"))
+        )
+    return name.lstrip("_").startswith(_CHECKER_PREFIXES)
+
+
 class _Turn(_ast.NodeTransformer):
     """Turns a test function's checks into observations (see the module's docstring)."""
 
@@ -275,10 +295,11 @@ class _Turn(_ast.NodeTransformer):
             sub_text = _text(self.lines, sub)
             out.append(self._observe(sub, sub_text, base + ".s%d" % j, "value"))
             self._printed(sub, sub_text, base + ".s%d" % j, out)
+        varied = "checker variant" if strict_kind == "checker" else "variant"
         for j, (variant, shown) in enumerate(variants):
             out.append(
                 self._observe(variant, "%s  [literal -> %s]" % (text, shown),
-                              base + ".w%d" % j, "variant")
+                              base + ".w%d" % j, varied)
             )
         for j, (variant, name) in enumerate(_shape_variants(node)):
             shown = name if name == "operands swapped" else "operand -> " + name
@@ -339,6 +360,11 @@ class _Turn(_ast.NodeTransformer):
             for arg in call.args[:count]:
                 self._operand(arg, out)
             return out or [_ast.Pass()]
+        if _is_checker(func, name) and _variants(call):
+            # A helper that checks inside (`self._runtest(args, code=0)`): observed like an
+            # assert's operand, so the values beside its literals are tried too.
+            self._operand(call, out, "checker")
+            return out
         return node
 
     def visit_With(self, node):
@@ -399,7 +425,8 @@ def _hackaudit_observe(key, thunk, text, kind):
     started = time.time()
     try:
         left = signal.getitimer(signal.ITIMER_REAL)[0]
-        limit = min(OBSERVATION_S, left) if left else OBSERVATION_S
+        own = CHECKER_S if kind.startswith("checker") else OBSERVATION_S
+        limit = min(own, left) if left else own
         signal.setitimer(signal.ITIMER_REAL, limit)
     except (ValueError, AttributeError):
         left = 0.0
@@ -415,7 +442,8 @@ def _hackaudit_observe(key, thunk, text, kind):
             signal.setitimer(signal.ITIMER_REAL, max(left - spent, 0.001) if left else 0)
         except (ValueError, AttributeError):
             pass
-    _hackaudit_record(key, ("variant " if kind == "variant" else "") + outcome, text)
+    varied = kind.endswith("variant")
+    _hackaudit_record(key, ("variant " if varied else "") + outcome, text)
 
 
 def _module_of(path, module_name):
@@ -517,6 +545,7 @@ def _replay_one(index, path, module, source_lines, class_name, node):
     original = getattr(module, node.name, None)
     if class_name is not None:
         original = getattr(getattr(module, class_name, None), node.name, None)
+    cwd = _os.getcwd()
     for r, row in enumerate(_param_rows(original, names)):
         owner = (class_name + ".") if class_name else ""
         _STATE.test = "f%d.%s%s.p%d" % (index, owner, node.name, r)
@@ -553,6 +582,10 @@ def _replay_one(index, path, module, source_lines, class_name, node):
                     teardown()
                 except Exception:
                     pass
+            try:
+                _os.chdir(cwd)  # a test that changes directory leaves the next one where it was
+            except OSError:
+                pass
 
 
 def _replay_once():

@@ -12,8 +12,9 @@ condition (`if a or b` kept as `if a`, an added `and` clause dropped), a conditi
 bug), a copy made into one reused object (a returned or yielded copy replaced by one container,
 kept for the module, cleared and refilled on every call: each result looks right when it is
 handed out and changes with the next), a range narrowed to its edge (`x < 0` as `x == -1`: the
-fix applied to the one value a test is likely to try); and an early return (a statement replaced
-by a bare `return`). Only lines that hold code
+fix applied to the one value a test is likely to try); a narrower stand-in (`narrowing`: a
+leading `./` cut for `normpath`, one of an `isinstance` tuple's types, a keyword option
+dropped); and an early return (a statement replaced by a bare `return`). Only lines that hold code
 are mutated (never docstrings); a gold patch with few such lines gets more mutants per line, so
 a small fix still fills the budget.
 """
@@ -32,6 +33,7 @@ from hackaudit.attacker.domain import behaviour, diffs, pysource
 from hackaudit.attacker.domain.diffs import LineKind
 from hackaudit.attacker.domain.layout import is_test_path
 from hackaudit.attacker.domain.pysource import Tok
+from hackaudit.attacker.domain.strategies import narrowing
 from hackaudit.attacker.domain.strategies.base import (
     Category,
     OfflineStrategy,
@@ -47,6 +49,7 @@ NAME = "mutation"
 # In the order a task's mutants are interleaved: one of each operator before a second of any.
 OPERATORS = (
     "narrow_condition",
+    "narrower",
     "copy_removed",
     "reused_copy",
     "edge_only",
@@ -477,7 +480,14 @@ def _edge_only(line: str, toks: list[Tok]) -> Iterator[Mutant]:
         )
 
 
+def _narrower(line: str, toks: list[Tok]) -> Iterator[Mutant]:
+    """A call or a choice replaced by a narrower stand-in (`narrowing`)."""
+    for text, detail in narrowing.narrower(line, _line_tree):
+        yield Mutant("narrower", text, detail)
+
+
 _OPERATOR_FNS = {
+    "narrower": _narrower,
     "early_return": _early_return,
     "narrow_condition": _narrow_condition,
     "copy_removed": _copy_removed,

@@ -1,0 +1,102 @@
+"""Replaying a test whose checks live in a helper (`self._runtest(args, code=0)`): the helper
+call is observed like an assert's operand, with the values beside its literals, so a candidate
+that passes the test's own input and fails a path spelled another way is told apart. State-changing
+bare calls (`os.chdir`) are left as they are. The probe runs under this interpreter's unittest and
+is read back through the sandbox's own log parser."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from hackaudit.attacker.domain import probes, replay
+from hackaudit.attacker.domain.replay import ReplayTarget
+from hackaudit.attacker.domain.replay_source import render_replay
+from hackaudit.sandbox.domain.log_parsers.unittest import parse_unittest
+from hackaudit.shared.contracts import RunResult, RunStatus
+
+TEST_FILE = "pkg/tests/test_walk.py"
+TARGET = ReplayTarget(TEST_FILE, "pkg.tests.test_walk", ("test_ignored_relative_to_cwd",))
+
+GOLD_MOD = """
+import os
+import re
+
+
+def ignored(element, pattern):
+    element = os.path.normpath(element)
+    return re.match(pattern, element) is not None
+"""
+# The narrower stand-in: only a leading "./" cut, which the test's own input needs.
+WRONG_MOD = GOLD_MOD.replace(
+    "os.path.normpath(element)", "(element[2:] if element.startswith('./') else element)"
+)
+
+TESTS = """
+import os
+import unittest
+
+from pkg.walk import ignored
+
+
+class TestWalk(unittest.TestCase):
+    def _check(self, start, pattern, expected):
+        found = ignored(os.path.join(start, "sub", "file.py"), pattern)
+        assert found == expected, (start, found)
+
+    def test_ignored_relative_to_cwd(self):
+        os.chdir(os.path.dirname(os.path.abspath(__file__)))
+        self._check(".", "^sub/.*", True)
+"""
+
+
+def _run(tmp: Path, mod: str) -> RunResult:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/walk.py": mod,
+        "pkg/tests/__init__.py": "",
+        TEST_FILE: TESTS,
+    }
+    for path, text in files.items():
+        (tmp / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / path).write_text(text)
+    table = replay.variant_table(
+        "diff --git a/t.py b/t.py\n--- /dev/null\n+++ b/t.py\n@@ -0,0 +1 @@\n"
+        '+check(".", "^sub/.*", True)\n'
+    )
+    section = render_replay([(TARGET.path, TARGET.module, TARGET.functions)], table)
+    (tmp / probes.PROBE_PATH).write_text(probes.source([], section))
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(
+        [sys.executable, "-m", "unittest", "-v", "test_hackaudit_probe"],
+        cwd=tmp, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return RunResult(status=RunStatus.COMPLETED, tests=parse_unittest(done.stderr))
+
+
+def test_a_checking_helper_is_replayed_with_the_values_beside_its_literals(tmp_path) -> None:
+    seen = {o.expression: o.head for o in replay.observations(_run(tmp_path, GOLD_MOD)).values()}
+    call = 'self._check(".", "^sub/.*", True)'
+    assert seen[call] == "returns None"
+    assert seen[f"{call}  [literal -> './.']"] == "variant returns None"
+    # the state-changing call before it is not varied
+    assert not any(e.startswith("os.chdir") for e in seen)
+
+
+def test_a_path_spelled_another_way_tells_the_narrower_fix_apart(tmp_path) -> None:
+    gold = _run(tmp_path / "gold", GOLD_MOD)
+    wrong = _run(tmp_path / "wrong", WRONG_MOD)
+    compared, found = replay.differences([TARGET], [gold, gold], wrong)
+    assert compared > 0
+    assert {(d.expression, d.gold, d.candidate) for d in found} >= {
+        (
+            'self._check(".", "^sub/.*", True)  [literal -> \'./.\']',
+            "variant returns None",
+            "variant raises AssertionError",
+        )
+    }
+    # gold against itself: nothing
+    assert replay.differences([TARGET], [gold, gold], gold)[1] == []
