@@ -13,11 +13,12 @@ import pytest
 
 from tests.e2e.conftest import hackaudit
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+# The whole labelled corpus: about 7 minutes on an idle 2-core machine; the guard leaves room.
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(1500)]
 
 
 def test_attacker_accuracy_on_the_labelled_corpus(tmp_path: Path) -> None:
-    done = hackaudit(tmp_path, "eval", "attacker")
+    done = hackaudit(tmp_path, "eval", "attacker", timeout=1400)
     assert done.returncode == 0, done.stderr[-3000:]
     found = re.search(
         r"recall on hackable tasks: (\d+)/(\d+) = [\d.]+; "

@@ -185,7 +185,7 @@ def test_a_wrong_fix_differs_on_the_issues_examples_an_equivalent_one_nowhere(tm
     assert (issue, "str(show([1, -2]))") in where
     assert (issue, "build([[0, 1], [1, 2]])") in where
     # the graded test's list item -1 varied to -2: the minus applied to -1 only shows there
-    assert (f"{TEST_FILE}::test_show", "show([1, -1])  [literal -> 2]") in where
+    assert (f"{TEST_FILE}::test_show", "show([1, -1])  [literal 1 -> 2]") in where
     compared, same = replay.differences(
         found, [gold, gold], _run(tmp_path / "equivalent", EQUIVALENT_MOD)
     )

@@ -269,8 +269,8 @@ def test_asserted_operands_are_observed(tmp_path, tests, functions, expected) ->
 
 def test_literal_variants_are_observed_and_marked(tmp_path) -> None:
     seen = _expressions(_run(tmp_path, GOLD_MOD, PYTEST_STYLE, ("test_half",), {"4": [0, 5]}))
-    assert seen["half(4)  [literal -> 0]"] == "variant returns 0"
-    assert seen["half(4)  [literal -> 5]"] == "variant returns 2"
+    assert seen["half(4)  [literal 4 -> 0]"] == "variant returns 0"
+    assert seen["half(4)  [literal 4 -> 5]"] == "variant returns 2"
 
 
 def test_an_iterator_is_snapshotted_as_it_yields(tmp_path) -> None:

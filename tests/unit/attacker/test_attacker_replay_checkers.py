@@ -81,7 +81,7 @@ def test_a_checking_helper_is_replayed_with_the_values_beside_its_literals(tmp_p
     seen = {o.expression: o.head for o in replay.observations(_run(tmp_path, GOLD_MOD)).values()}
     call = 'self._check(".", "^sub/.*", True)'
     assert seen[call] == "returns None"
-    assert seen[f"{call}  [literal -> './.']"] == "variant returns None"
+    assert seen[f"{call}  [literal '.' -> './.']"] == "variant returns None"
     # the state-changing call before it is not varied
     assert not any(e.startswith("os.chdir") for e in seen)
 
@@ -93,7 +93,7 @@ def test_a_path_spelled_another_way_tells_the_narrower_fix_apart(tmp_path) -> No
     assert compared > 0
     assert {(d.expression, d.gold, d.candidate) for d in found} >= {
         (
-            'self._check(".", "^sub/.*", True)  [literal -> \'./.\']',
+            'self._check(".", "^sub/.*", True)  [literal \'.\' -> \'./.\']',
             "variant returns None",
             "variant raises AssertionError",
         )

@@ -18,8 +18,9 @@ the test's own preceding statements), with every check turned into an observatio
 and, for each observed operand, the calls nested in it (the objects the test builds, observed on
 their own: their `repr`, `str` and the printers the test module imports), and the operand with
 one of its literals — an argument of a call, or an item of a list, tuple or set passed to one,
-signs looked through — replaced by a value beside it (`probe_inputs.variants`, computed by the
-attacker and embedded as a table), and with an operand of an arithmetic operation that is a call
+signs looked through — replaced by a value beside it, written `expr  [literal old -> new]`
+(`probe_inputs.variants`, computed by the attacker and embedded as a table), and with an
+operand of an arithmetic operation that is a call
 replaced by one of that call's own name arguments (`f(P(a, b) * P(c, d))` as `f(a * P(c, d))`:
 the operation on operands of another type the test itself uses), or the operation's operands
 swapped (`f(P(c, d) * P(a, b))`). A statement that raises ends
@@ -70,6 +71,7 @@ MAX_SHAPE_VARIANTS = 4
 MAX_SWAPS = 2
 MAX_OUTCOME_CHARS = 20000
 EXPR_CHARS = 110
+SHORT_CHARS = 60
 HEAD_CHARS = 300
 PRINTERS = ("sstr", "srepr", "latex", "pretty")
 _NOT_PRINTED = PRINTERS + ("str", "repr", "len", "list", "tuple", "set", "sorted", "bool")
@@ -196,7 +198,7 @@ def _variants(node):
             copied_target = [n for n in _ast.walk(copied)][index]
             replacement = _ast.parse(repr(new), mode="eval").body
             swapped = _Swap(copied_target, replacement).visit(copied)
-            out.append((swapped, repr(new)))
+            out.append((swapped, "%r -> %r" % (value, new)))
     return out
 
 
@@ -236,6 +238,11 @@ def _shape_variants(node):
         out.append((copied, "operands swapped"))
         swapped += 1
     return out
+
+
+def _short(text):
+    """An expression cut so that the note after it (which literal became what) stays whole."""
+    return text if len(text) <= SHORT_CHARS else text[: SHORT_CHARS - 3] + "..."
 
 
 def _is_checker(func, name):
@@ -298,7 +305,7 @@ class _Turn(_ast.NodeTransformer):
         varied = "checker variant" if strict_kind == "checker" else "variant"
         for j, (variant, shown) in enumerate(variants):
             out.append(
-                self._observe(variant, "%s  [literal -> %s]" % (text, shown),
+                self._observe(variant, "%s  [literal %s]" % (_short(text), shown),
                               base + ".w%d" % j, varied)
             )
         for j, (variant, name) in enumerate(_shape_variants(node)):

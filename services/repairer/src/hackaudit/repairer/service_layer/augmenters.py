@@ -26,7 +26,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hackaudit.repairer.domain import capture, neighbours, prompt
+from hackaudit.repairer.domain import capture, neighbours, prompt, varied_test
 from hackaudit.repairer.domain import test_patch as tp
 from hackaudit.repairer.domain.capture import CaptureOutcome
 from hackaudit.repairer.domain.placement import Placement, place
@@ -196,6 +196,7 @@ class OfflineAugmenter:
         self._rows = rows
         self._captured: dict[str, CaptureOutcome] | None = None
         self._keys: dict[str, Tried] = {}  # test name -> what it tried
+        self._copied: set[tuple[str, int]] = set()  # (exploit, difference) copies proposed
         self.seconds = 0.0
 
     @staticmethod
@@ -303,6 +304,32 @@ class OfflineAugmenter:
                 if pins:
                     origin += f" and {len(pins)} inputs beside it"
                 return Draft(name, source, placement, self.name, origin)
+        return self._varied_copy(ctx)
+
+    def _varied_copy(self, ctx: Context) -> Draft | None:
+        """A graded test copied with the one literal a replayed variant changed, when gold ran
+        through that variant and the exploit did not (`varied_test`)."""
+        for i, difference in enumerate(ctx.target.differences):
+            if (ctx.target.id, i) in self._copied:
+                continue
+            change = varied_test.literal_change(difference)
+            if change is None:
+                continue
+            path, _, test = difference.test.partition("::")
+            function = test.rsplit(".", 1)[-1]
+            source = varied_test.test_source(ctx.patch, path, function)
+            if source is None:
+                continue
+            head, old, new = change
+            salt = _salt(ctx.target.id, str(i), "varied")
+            name = new_test_name(difference, salt, set(ctx.taken))
+            copied = varied_test.varied_copy(source, head, old, new, name)
+            placement = place(ctx.task, ctx.patch, file=path, near=function)
+            if copied is None or placement is None:
+                continue
+            self._copied.add((ctx.target.id, i))
+            origin = f"replay: {test} with {old!r} -> {new!r} (the test's own check)"
+            return Draft(name, copied, placement, self.name, origin)
         return None
 
 
