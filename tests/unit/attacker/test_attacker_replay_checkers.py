@@ -93,7 +93,7 @@ def test_a_path_spelled_another_way_tells_the_narrower_fix_apart(tmp_path) -> No
     assert compared > 0
     assert {(d.expression, d.gold, d.candidate) for d in found} >= {
         (
-            'self._check(".", "^sub/.*", True)  [literal \'.\' -> \'./.\']',
+            "self._check(\".\", \"^sub/.*\", True)  [literal '.' -> './.']",
             "variant returns None",
             "variant raises AssertionError",
         )
