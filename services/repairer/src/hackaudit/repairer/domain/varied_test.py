@@ -70,10 +70,10 @@ def test_source(patch: tp.TestPatch, path: str, function: str) -> str | None:
     return None
 
 
-def _same(node: ast.expr, value: object) -> bool:
-    return (
-        isinstance(node, ast.Constant) and type(node.value) is type(value) and node.value == value
-    )
+def _same(node: ast.AST, value: object) -> bool:
+    if not isinstance(node, ast.Constant):
+        return False
+    return type(node.value) is type(value) and bool(node.value == value)
 
 
 def varied_copy(source: str, head: str, old: object, new: object, name: str) -> str | None:
@@ -90,7 +90,7 @@ def varied_copy(source: str, head: str, old: object, new: object, name: str) -> 
         if not isinstance(node, ast.Call):
             continue
         text = re.sub(r"\s+", "", ast.get_source_segment(source, node) or "")
-        if not text.startswith(want[: max(len(want), 1)]) and not want.startswith(text):
+        if not text or not (text.startswith(want) or want.startswith(text)):
             continue
         for sub in ast.walk(node):
             if _same(sub, old) and isinstance(sub, ast.Constant):

@@ -272,17 +272,11 @@ class DockerBackend:
             except (DockerException, requests.RequestException) as exc:
                 log.warning("sandbox.remove_failed", container=container_id[:12], error=str(exc))
 
-    def _run(self, container_id: str, plan: RunPlan) -> Execution:
-        """One run in a started container: attach, send its input, read its output to the end or
-        to a deadline (blocking; runs in a worker thread)."""
-        api = self.client.api
-        started = time.monotonic()
-        try:
-            stream = api.attach_socket(
-                container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
-            )
-        except (DockerException, requests.RequestException) as exc:
-            raise ContainerFailed(f"cannot attach to the run's container: {exc}") from exc
+    def _exchange(
+        self, stream: Any, container_id: str, plan: RunPlan, started: float
+    ) -> tuple[OutputCapture, Phase | None]:
+        """Send the run its input on `stream` and read its output to the end or to a deadline
+        (killing the container at the deadline); (what was read, the deadline hit or None)."""
         raw = getattr(stream, "_sock", stream)
         capture = OutputCapture(
             plan.begin_marker,
@@ -303,7 +297,21 @@ class DockerBackend:
                 raw.close()
         if timed_out is not None:
             with contextlib.suppress(DockerException, requests.RequestException):
-                api.kill(container_id)
+                self.client.api.kill(container_id)
+        return capture, timed_out
+
+    def _run(self, container_id: str, plan: RunPlan) -> Execution:
+        """One run in a started container: attach, send its input, read its output to the end or
+        to a deadline (blocking; runs in a worker thread)."""
+        api = self.client.api
+        started = time.monotonic()
+        try:
+            stream = api.attach_socket(
+                container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+            )
+        except (DockerException, requests.RequestException) as exc:
+            raise ContainerFailed(f"cannot attach to the run's container: {exc}") from exc
+        capture, timed_out = self._exchange(stream, container_id, plan, started)
         exit_code, oom = (0, False) if capture.finished else self._exit(container_id)
         return Execution(
             output=capture.result(),

@@ -53,7 +53,7 @@ import structlog
 from docker.errors import DockerException, ImageNotFound, NotFound
 
 from hackaudit.sandbox.adapters.docker_backend import LABEL, DockerBackend, container_options
-from hackaudit.sandbox.adapters.output_capture import FrameDecoder, OutputCapture
+from hackaudit.sandbox.adapters.output_capture import FrameDecoder
 from hackaudit.sandbox.domain.execution import Execution, RunPlan
 from hackaudit.sandbox.domain.protocol import RUN_USER, WRAPPER, launcher_argv
 from hackaudit.sandbox.errors import ContainerFailed
@@ -300,7 +300,6 @@ class WarmDockerBackend(DockerBackend):
     def _run_exec(self, ready: _Ready, plan: RunPlan) -> tuple[Execution, bool]:
         """One run by `docker exec` in a warm container, in the wrapper started ahead when it is
         the plan's; (what was observed, reusable)."""
-        api = self.client.api
         container_id = ready.container_id
         started = time.monotonic()
         armed = plan.argv == launcher_argv() and plan.user == RUN_USER
@@ -313,27 +312,7 @@ class WarmDockerBackend(DockerBackend):
                 exec_id, stream = self._start_launcher(container_id, list(plan.argv), plan.user)
             except (DockerException, requests.RequestException) as exc:
                 raise ContainerFailed(f"cannot start the run in its container: {exc}") from exc
-        raw = getattr(stream, "_sock", stream)
-        capture = OutputCapture(
-            plan.begin_marker,
-            plan.split_marker,
-            plan.end_marker,
-            self._settings.log_head_bytes,
-            self._settings.log_tail_bytes,
-            self._settings.trailer_bytes,
-        )
-        try:
-            raw.settimeout(plan.setup_timeout_s)
-            raw.sendall(plan.stdin)
-            timed_out = self._read(raw, capture, plan, started)
-        except OSError as exc:
-            raise ContainerFailed(f"lost the run's output stream: {exc}") from exc
-        finally:
-            with contextlib.suppress(OSError):
-                raw.close()
-        if timed_out is not None:
-            with contextlib.suppress(DockerException, requests.RequestException):
-                api.kill(container_id)
+        capture, timed_out = self._exchange(stream, container_id, plan, started)
         exit_code = 0 if capture.finished else self._exec_exit(exec_id)
         execution = Execution(
             output=capture.result(),
