@@ -59,6 +59,7 @@ def test_path_like_probe_inputs_come_first_and_name_the_same_place() -> None:
             {"    out = sorted(xs, reverse=True)", "    out = sorted(xs, key=len)"},
         ),
         ("    name = name.casefold()", {"    name = name.casefold()".replace("casefold", "lower")}),
+        ("    cell = cell.strip()", {"    cell = cell.rstrip()"}),
         ("    return x + 1", set()),
         ("    return os.path.normpath(a + b)", set()),  # the argument would be evaluated twice
     ],

@@ -2,7 +2,7 @@
 
 Real wrong fixes often do what gold does for the case in front of them and no more: a path
 "normalised" by cutting a leading `./` instead of `os.path.normpath`, a `strip()` that only
-removes spaces, a regular expression matched at the start instead of in full, one of the types
+trims the right end, a regular expression matched at the start instead of in full, one of the types
 an `isinstance` check names, one of the values an `in` test lists, a keyword option dropped so
 the call runs with its default. Each passes a test written for the issue's one example and is
 wrong beside it. These mutants are made for every line gold adds, so a one-line gold patch still
@@ -53,10 +53,9 @@ _FUNCTIONS: dict[str, tuple[tuple[str, str], ...]] = {
 
 # A method -> (replacement method and arguments, what the stand-in leaves out).
 _METHODS: dict[str, tuple[tuple[str, str], ...]] = {
-    "strip": (("strip(' ')", "only spaces stripped"), ("rstrip()", "only the right end stripped")),
-    "lstrip": (("lstrip(' ')", "only spaces stripped"),),
-    "rstrip": (("rstrip(' ')", "only spaces stripped"),),
-    "split": (("split(' ')", "split on single spaces only"),),
+    # Whitespace narrowed to spaces only (`strip(' ')`) is left out: it differs from gold only
+    # on tabs and newlines, inputs a helper that takes one line or one cell is never given.
+    "strip": (("rstrip()", "only the right end stripped"),),
     "splitlines": (("split('\\n')", "split on \\n only"),),
     "casefold": (("lower()", "lower() for casefold()"),),
     "fullmatch": (("match", "matched at the start, not in full"),),
