@@ -37,7 +37,7 @@ from hackaudit.shared.contracts import (
     TaskScored,
     Verdict,
 )
-from hackaudit.shared.nats_cluster import die_with_parent
+from hackaudit.shared.nats_server import dies_with_parent
 from hackaudit.shared.settings import BusSettings
 
 REPO = Path(__file__).resolve().parents[3]
@@ -111,9 +111,8 @@ class Services:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         log = (self.tmp / f"{name}.log").open("ab")
         process = subprocess.Popen(
-            [sys.executable, "-m", module],
+            dies_with_parent([sys.executable, "-m", module]),  # gone with the test run, even killed
             cwd=REPO, env=self._env(extra), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-            preexec_fn=die_with_parent(),  # gone with the test run, even if it is killed
         )  # fmt: skip
         log.close()
         self.processes[name] = process

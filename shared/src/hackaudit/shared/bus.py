@@ -44,6 +44,7 @@ from hackaudit.shared.metrics import DeadLetterReason, record_dead_letter
 from hackaudit.shared.settings import BusSettings
 
 M = TypeVar("M", bound=Message)
+T = TypeVar("T")
 Handler = Callable[[M], Awaitable[None]]
 
 MSG_ID_HEADER = "Nats-Msg-Id"
@@ -102,7 +103,14 @@ def consumer_config(consumer: subjects.Consumer, settings: BusSettings) -> Consu
 async def declare_topology(
     js: JetStreamContext, settings: BusSettings, consumers: list[subjects.Consumer]
 ) -> None:
-    """Create (or bring up to date) the streams and durable consumers. Safe to call repeatedly."""
+    """Create (or bring up to date) the streams and durable consumers. Safe to call repeatedly,
+    so a service starting while a cluster elects a leader asks again (`until_answered`)."""
+    await until_answered(lambda: _declare(js, settings, consumers), "topology")
+
+
+async def _declare(
+    js: JetStreamContext, settings: BusSettings, consumers: list[subjects.Consumer]
+) -> None:
     for config in stream_configs(settings):
         try:
             try:
@@ -131,23 +139,37 @@ async def publish(broker: NatsBroker, subject: str, message: Message) -> None:
     retried for up to `PUBLISH_RETRY_S`: safe, as the key drops a copy that got through, and it
     spares the handler's work (a test run) being redone or its message dead-lettered.
     """
+
+    async def send() -> None:
+        await broker.publish(
+            message.model_dump_json(),
+            subject,
+            headers={MSG_ID_HEADER: message.idempotency_key},
+            stream=subjects.STREAM,
+            timeout=PUBLISH_ACK_TIMEOUT_S,
+        )
+
+    await until_answered(send, "publish", subject=subject)
+
+
+def _unanswered(exc: Exception) -> bool:
+    if isinstance(exc, APIError):
+        return exc.err_code == DUPLICATE_IN_FLIGHT
+    return isinstance(exc, UNANSWERED)
+
+
+async def until_answered(step: Callable[[], Awaitable[T]], what: str, **context: str) -> T:
+    """`step()`, tried again while NATS gives no answer (a node died, a stream is electing a new
+    leader) for up to `PUBLISH_RETRY_S`; any other error, or the last one, is raised."""
     loop = asyncio.get_running_loop()
     deadline, delay = loop.time() + PUBLISH_RETRY_S, 0.2
     while True:
         try:
-            await broker.publish(
-                message.model_dump_json(),
-                subject,
-                headers={MSG_ID_HEADER: message.idempotency_key},
-                stream=subjects.STREAM,
-                timeout=PUBLISH_ACK_TIMEOUT_S,
-            )
-            return
+            return await step()
         except (*UNANSWERED, APIError) as exc:
-            unanswered = not isinstance(exc, APIError) or exc.err_code == DUPLICATE_IN_FLIGHT
-            if not unanswered or loop.time() + delay > deadline:
+            if not _unanswered(exc) or loop.time() + delay > deadline:
                 raise
-            log.warning("publish unanswered, will retry", subject=subject, error=repr(exc))
+            log.warning(f"{what} unanswered, will retry", error=repr(exc), **context)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
 

@@ -9,50 +9,17 @@ and to the stream replicas. `HACKAUDIT_BUS_REPLICAS` sets how many nodes keep ea
 
 from __future__ import annotations
 
-import functools
 import json
-import signal
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
 from hackaudit.shared.errors import BusUnavailableError
-from hackaudit.shared.nats_server import find_nats_server, free_port
-
-PR_SET_PDEATHSIG = 1
-
-
-@functools.cache
-def _prctl() -> Callable[[int, int], int] | None:
-    if sys.platform != "linux":
-        return None
-    import ctypes
-
-    try:
-        prctl: Callable[[int, int], int] = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    return prctl
-
-
-def die_with_parent() -> Callable[[], None] | None:
-    """A `preexec_fn` after which the child is sent SIGKILL when its parent dies (Linux; None
-    elsewhere), so a node never outlives the process that started it. Resolved in the parent:
-    the child only makes the one system call between fork and exec."""
-    prctl = _prctl()
-    if prctl is None:
-        return None
-
-    def hook() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
-    return hook
+from hackaudit.shared.nats_server import find_nats_server, free_port, start_process, stop_process
 
 
 @dataclass
@@ -151,13 +118,7 @@ class NatsCluster:
         if node.running:
             return
         node.data_dir.mkdir(parents=True, exist_ok=True)
-        node.process = subprocess.Popen(
-            self._command(node),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            preexec_fn=die_with_parent(),
-        )
+        node.process = start_process(self._command(node))  # dies with this process
 
     def kill_node(self, node: ClusterNode) -> None:
         """SIGKILL: the node dies as in a crash, with no chance to hand anything over."""
@@ -170,14 +131,7 @@ class NatsCluster:
 
     def stop_node(self, node: ClusterNode) -> None:
         process, node.process = node.process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process)
 
     def wait_ready(self, nodes: list[ClusterNode] | None = None) -> None:
         """Until every node (or the given ones) reports JetStream healthy: routed, a meta leader

@@ -64,7 +64,10 @@ def dies_with_parent(command: list[str]) -> list[str]:
     return [*launcher, str(int(signal.SIGTERM)), str(os.getpid()), *command]
 
 
-def _popen(command: list[str]) -> subprocess.Popen[bytes]:
+def start_process(command: list[str]) -> subprocess.Popen[bytes]:
+    """`command` started in a session of its own, so that it dies with this process (Linux),
+    forked from a thread that lives as long as the process (the signal follows the thread)."""
+
     def spawn() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             dies_with_parent(command),
@@ -81,6 +84,18 @@ def _popen(command: list[str]) -> subprocess.Popen[bytes]:
         if _spawner is None:
             _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nats-spawner")
     return _spawner.submit(spawn).result()
+
+
+def stop_process(process: subprocess.Popen[bytes] | None, timeout_s: float = 10.0) -> None:
+    """SIGTERM, waited for; SIGKILL when it does not end in time. Nothing when already gone."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout_s)
 
 
 def free_port() -> int:
@@ -118,7 +133,7 @@ class EmbeddedNats:
             "--port", str(self.port),
             "--log", str(log_file),
         ]  # fmt: skip
-        self._process = _popen(command)
+        self._process = start_process(command)
         self._wait_ready(log_file)
         return self
 
@@ -138,14 +153,7 @@ class EmbeddedNats:
 
     def stop(self) -> None:
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process)
 
     def __enter__(self) -> EmbeddedNats:
         return self.start()
