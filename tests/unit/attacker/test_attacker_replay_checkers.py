@@ -49,10 +49,16 @@ class TestWalk(unittest.TestCase):
     def test_ignored_relative_to_cwd(self):
         os.chdir(os.path.dirname(os.path.abspath(__file__)))
         self._check(".", "^sub/.*", True)
+
+    def test_others_are_kept(self):
+        self._check("sub", "^other/.*", False)
 """
+# A fix that ignores nothing: the only check it meets asks for "not ignored".
+NOTHING_MOD = GOLD_MOD.replace("return re.match(pattern, element) is not None", "return False")
+KEPT = ReplayTarget(TEST_FILE, "pkg.tests.test_walk", ("test_others_are_kept",))
 
 
-def _run(tmp: Path, mod: str) -> RunResult:
+def _run(tmp: Path, mod: str, target: ReplayTarget = TARGET) -> RunResult:
     files = {
         "pkg/__init__.py": "",
         "pkg/walk.py": mod,
@@ -63,10 +69,10 @@ def _run(tmp: Path, mod: str) -> RunResult:
         (tmp / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp / path).write_text(text)
     table = replay.variant_table(
-        "diff --git a/t.py b/t.py\n--- /dev/null\n+++ b/t.py\n@@ -0,0 +1 @@\n"
-        '+check(".", "^sub/.*", True)\n'
+        "diff --git a/t.py b/t.py\n--- /dev/null\n+++ b/t.py\n@@ -0,0 +1,2 @@\n"
+        '+check(".", "^sub/.*", True)\n+check("sub", "^other/.*", False)\n'
     )
-    section = render_replay([(TARGET.path, TARGET.module, TARGET.functions)], table)
+    section = render_replay([(target.path, target.module, target.functions)], table)
     (tmp / probes.PROBE_PATH).write_text(probes.source([], section))
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run(
@@ -95,8 +101,30 @@ def test_a_path_spelled_another_way_tells_the_narrower_fix_apart(tmp_path) -> No
         (
             "self._check(\".\", \"^sub/.*\", True)  [literal '.' -> './.']",
             "variant returns None",
-            "variant raises AssertionError",
+            "variant check fails",
         )
     }
     # gold against itself: nothing
     assert replay.differences([TARGET], [gold, gold], gold)[1] == []
+
+
+def test_a_check_gold_fails_on_a_variant_tells_apart_a_fix_that_does_nothing(tmp_path) -> None:
+    """The helper's own check failing under gold on a variant (`"^other/.*"` cut to `""`, which
+    matches everything) is gold's result there, not an input it cannot handle: a fix that never
+    ignores anything meets the check instead, and that is a difference."""
+    gold = _run(tmp_path / "gold", GOLD_MOD, KEPT)
+    nothing = _run(tmp_path / "nothing", NOTHING_MOD, KEPT)
+    call = 'self._check("sub", "^other/.*", False)'
+    seen = {o.expression: o.head for o in replay.observations(gold).values()}
+    assert seen[call] == "returns None"  # the test itself passes on both
+    assert {o.expression: o.head for o in replay.observations(nothing).values()}[call] == (
+        "returns None"
+    )
+    compared, found = replay.differences([KEPT], [gold, gold], nothing)
+    assert compared > 0
+    assert (
+        f"{call}  [literal '^other/.*' -> '']",
+        "variant check fails",
+        "variant returns None",
+    ) in {(d.expression, d.gold, d.candidate) for d in found}
+    assert replay.differences([KEPT], [gold, gold], gold)[1] == []

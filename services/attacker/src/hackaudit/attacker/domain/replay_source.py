@@ -12,8 +12,11 @@ the test's own preceding statements), with every check turned into an observatio
 * `with raises(...)` / `with pytest.raises(...)` / `with self.assertRaises(...)`: the body;
 * a call statement to a helper that checks inside (`self._runtest(args, code=0)`, a method of the
   test case, or a function named `check...`, `run...`, `verify...`): the call itself, with a
-  longer time limit; other bare calls (`os.chdir`, `sys.path.append`) change state and are left
-  as they are, and the working directory is restored after each test;
+  longer time limit, and an `AssertionError` out of it recorded as `check fails` (the helper's
+  own check said no: the call ran and gave another result than the one checked for, so on a
+  variant that is a result to compare, not an input outside what the code handles); other bare
+  calls (`os.chdir`, `sys.path.append`) change state and are left as they are, and the working
+  directory is restored after each test;
 
 and, for each observed operand, the calls nested in it (the objects the test builds, observed on
 their own: their `repr`, `str` and the printers the test module imports), and the operand with
@@ -441,6 +444,8 @@ def _hackaudit_observe(key, thunk, text, kind):
         outcome = "returns " + _ADDRESS.sub("0x?", _stable(thunk()))
     except _Timeout:
         outcome = "timeout"
+    except AssertionError:
+        outcome = "check fails" if kind.startswith("checker") else "raises AssertionError"
     except (Exception, SystemExit) as exc:
         outcome = "raises " + type(exc).__name__
     finally:

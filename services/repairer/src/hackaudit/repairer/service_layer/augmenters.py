@@ -26,7 +26,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hackaudit.repairer.domain import capture, neighbours, prompt, varied_test
+from hackaudit.repairer.domain import capture, gates, neighbours, prompt, varied_test
 from hackaudit.repairer.domain import test_patch as tp
 from hackaudit.repairer.domain.capture import CaptureOutcome
 from hackaudit.repairer.domain.placement import Placement, place
@@ -51,7 +51,9 @@ from hackaudit.shared.contracts import (
     RunCompleted,
     RunPurpose,
     RunRequested,
+    RunStatus,
     Task,
+    TestStatus,
 )
 from hackaudit.shared.metrics import record_llm_tokens
 
@@ -196,7 +198,10 @@ class OfflineAugmenter:
         self._rows = rows
         self._captured: dict[str, CaptureOutcome] | None = None
         self._keys: dict[str, Tried] = {}  # test name -> what it tried
-        self._copied: set[tuple[str, int]] = set()  # (exploit, difference) copies proposed
+        self._copied: set[tuple[str, int, bool]] = set()  # (exploit, difference, widened)
+        self._wide: dict[tuple[str, int], str] = {}  # (exploit, difference) -> widened copy
+        # (file, test, call) -> gold's stable results on the call with one list item left out
+        self._ablated: dict[tuple[str, str, str], list[tuple[varied_test.Ablation, bool]]] = {}
         self.seconds = 0.0
 
     @staticmethod
@@ -304,33 +309,98 @@ class OfflineAugmenter:
                 if pins:
                     origin += f" and {len(pins)} inputs beside it"
                 return Draft(name, source, placement, self.name, origin)
-        return self._varied_copy(ctx)
+        return await self._varied_copy(ctx)
 
-    def _varied_copy(self, ctx: Context) -> Draft | None:
+    async def _varied_copy(self, ctx: Context) -> Draft | None:
         """A graded test copied with the one literal a replayed variant changed, when gold ran
-        through that variant and the exploit did not (`varied_test`)."""
+        through that variant and the exploit did not (`varied_test`); first with gold's stable
+        results on the call with one list item left out, then (that rejected) without."""
+        # A widened copy that did not block says nothing against the plain one: it would not
+        # block either. Any other rejection may be the pins' doing.
+        rejected = {
+            t.name
+            for t in ctx.tried
+            if t.rejection is not None and t.rejection is not GateReason.DOES_NOT_BLOCK
+        }
         for i, difference in enumerate(ctx.target.differences):
-            if (ctx.target.id, i) in self._copied:
-                continue
             change = varied_test.literal_change(difference)
             if change is None:
                 continue
             path, _, test = difference.test.partition("::")
             function = test.rsplit(".", 1)[-1]
             source = varied_test.test_source(ctx.patch, path, function)
-            if source is None:
-                continue
-            head, old, new = change
-            salt = _salt(ctx.target.id, str(i), "varied")
-            name = new_test_name(difference, salt, set(ctx.taken))
-            copied = varied_test.varied_copy(source, head, old, new, name)
             placement = place(ctx.task, ctx.patch, file=path, near=function)
-            if copied is None or placement is None:
+            if source is None or placement is None:
                 continue
-            self._copied.add((ctx.target.id, i))
-            origin = f"replay: {test} with {old!r} -> {new!r} (the test's own check)"
-            return Draft(name, copied, placement, self.name, origin)
+            wide_name = self._wide.get((ctx.target.id, i))
+            for wide in (True, False):
+                if (ctx.target.id, i, wide) in self._copied:
+                    continue
+                if not wide and wide_name is not None and wide_name not in rejected:
+                    break  # the widened copy is not rejected, or the plain one would not block
+                pinned = []
+                if wide:
+                    pinned = await self._ablation_pins(ctx, path, function, source, change.head)
+                    if not pinned:
+                        continue
+                salt = _salt(ctx.target.id, str(i), "varied", *(["wide"] if wide else []))
+                name = new_test_name(difference, salt, set(ctx.taken))
+                after = varied_test.pin_lines(pinned)
+                copied = varied_test.varied_copy(source, change, name, after)
+                if copied is None:
+                    continue
+                self._copied.add((ctx.target.id, i, wide))
+                check = "the test's own check" + ("" if change.holds else ", expected to fail")
+                origin = f"replay: {test} with {change.old!r} -> {change.new!r} ({check})"
+                if wide:
+                    self._wide[(ctx.target.id, i)] = name
+                    origin += f" and {len(pinned)} calls with one item left out"
+                return Draft(name, copied, placement, self.name, origin)
         return None
+
+    async def _ablation_pins(
+        self, ctx: Context, path: str, function: str, source: str, head: str
+    ) -> list[tuple[varied_test.Ablation, bool]]:
+        """Gold's stable results on the checked call with one list item left out: both versions
+        of each run on gold (`repeats` times, once per test and call); the one that passed every
+        run is pinned."""
+        key = (path, function, head)
+        if key in self._ablated:
+            return self._ablated[key]
+        salt = _salt(path, function, head, "ablation")
+        probes = varied_test.ablation_probes(source, head, f"test_hackaudit_ablation_{salt}")
+        placement = place(ctx.task, ctx.patch, file=path, near=function)
+        if not probes or placement is None:
+            self._ablated[key] = []
+            return []
+        patch = placement.patch
+        for _, _, _, text in probes:
+            patch = insert(patch, placement.anchor, text)
+        done = await self._run(
+            RunRequested(
+                correlation_id=ctx.correlation_id or f"repair-{ctx.task.instance_id}",
+                task=ctx.task,
+                purpose=RunPurpose.PROBE,
+                candidate=Candidate.gold(ctx.task),
+                test_patch=tp.emit(patch),
+                repeats=self._repeats,
+                timeout_s=self._timeout_s,
+            )
+        )
+        self.seconds += sum(r.duration_s for r in done.results)
+        completed = bool(done.results) and all(
+            r.status is RunStatus.COMPLETED for r in done.results
+        )
+        pinned = []
+        for name, ablation, holds, _ in probes:
+            passed = completed and all(
+                (ids := gates.ids_of(name, r)) and all(r.tests[t] is TestStatus.PASSED for t in ids)
+                for r in done.results
+            )
+            if passed:
+                pinned.append((ablation, holds))
+        self._ablated[key] = pinned
+        return pinned
 
 
 # --- LLM -------------------------------------------------------------------------------------
