@@ -183,6 +183,7 @@ class OfflineAugmenter:
         self._variants: dict[str, list[str]] = {}  # difference row -> its variants' rows
         self._unchecked: list[str] = []
         vocab = neighbours.vocabulary(task) if task is not None else None
+        self._widen = task is not None  # without the task: exact inputs and plain copies only
         for t in targets:
             usable = [d for d in t.differences if usable_expression(d.expression)]
             for d in usable:
@@ -339,6 +340,8 @@ class OfflineAugmenter:
                 if not wide and wide_name is not None and wide_name not in rejected:
                     break  # the widened copy is not rejected, or the plain one would not block
                 pinned = []
+                if wide and not self._widen:
+                    continue
                 if wide:
                     pinned = await self._ablation_pins(ctx, path, function, source, change.head)
                     if not pinned:
