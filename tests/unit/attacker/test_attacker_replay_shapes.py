@@ -55,17 +55,17 @@ def test_simp():
 """
 
 
-def _run(tmp: Path, mod: str) -> RunResult:
+def _run(tmp: Path, mod: str, tests: str = TESTS, powers: bool = False) -> RunResult:
     files = {
         "pkg/__init__.py": "",
         "pkg/mod.py": mod,
         "pkg/tests/__init__.py": "",
-        TEST_FILE: TESTS,
+        TEST_FILE: tests,
     }
     for path, text in files.items():
         (tmp / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp / path).write_text(text)
-    section = render_replay([(TARGET.path, TARGET.module, TARGET.functions)], {})
+    section = render_replay([(TARGET.path, TARGET.module, TARGET.functions)], {}, powers=powers)
     (tmp / probes.PROBE_PATH).write_text(probes.source([], section))
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run(
@@ -102,3 +102,77 @@ def test_a_variant_gold_raises_on_by_design_tells_another_exception_type_apart(t
     }
     equivalent = _run(tmp_path / "equivalent", EQUIVALENT_MOD)
     assert replay.differences([TARGET], [gold, gold], equivalent, deliberate)[1] == []
+
+
+# A fix about powers: a product whose second factor is a power of a TensorProduct is expanded,
+# a power of anything else refused on purpose. The wrong fix forces the base check true.
+POW_MOD = GOLD_MOD.replace(
+    """def simp(e):
+    _, left, right = e
+""",
+    """class Sym(object):
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+    def __add__(self, other):
+        return Sym(self.name + other.name)
+
+    def __pow__(self, k):
+        return Pow(self, k)
+
+
+class Pow(object):
+    def __init__(self, base, exp):
+        self.base, self.exp = base, exp
+
+
+def simp(e):
+    _, left, right = e
+    if isinstance(right, Pow):
+        if isinstance(right.base, TP):
+            return TP(left.a + right.base.a, left.b + right.base.b)
+        else:
+            raise TypeError("TensorProduct expected")
+""",
+)
+POW_PATCH = (
+    "+    if isinstance(right, Pow):\n+            raise TypeError('TensorProduct expected')\n"
+)
+POW_WRONG = POW_MOD.replace("if isinstance(right.base, TP):", "if True:")
+POW_TESTS = """
+from pkg.mod import TP, Sym, simp
+
+a, b, c, d = Sym("a"), Sym("b"), Sym("c"), Sym("d")
+
+
+def test_simp():
+    assert repr(simp(TP(a, b) * TP(c, d))) is not None
+"""
+
+
+def test_a_fix_about_powers_gets_operands_replaced_by_powers_of_the_tests_names(
+    tmp_path: Path,
+) -> None:
+    assert replay.handles_powers(POW_PATCH) and not replay.handles_powers(GOLD_PATCH)
+    deliberate = probes.raised_by_gold(POW_PATCH)
+    runs = {
+        (mod, powers): _run(tmp_path / f"{mod}{powers}", source, POW_TESTS, powers)
+        for mod, source in (("gold", POW_MOD), ("wrong", POW_WRONG))
+        for powers in (False, True)
+    }
+
+    def found(gold: RunResult, candidate: RunResult) -> set[tuple[str, str, str]]:
+        _, out = replay.differences([TARGET], [gold, gold], candidate, deliberate)
+        return {(d.expression, d.gold, d.candidate) for d in out}
+
+    # without the power shapes, the base check is never reached: no difference
+    assert found(runs["gold", False], runs["wrong", False]) == set()
+    assert (
+        "repr(simp(TP(a, b) * TP(c, d)))  [operand -> c**2]",
+        "variant raises TypeError",
+        "variant raises AttributeError",
+    ) in found(runs["gold", True], runs["wrong", True])
+    assert found(runs["gold", True], runs["gold", True]) == set()

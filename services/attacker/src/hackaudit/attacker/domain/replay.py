@@ -163,7 +163,13 @@ def source(task: Task, found: Sequence[ReplayTarget]) -> str:
         shown = diffs.Patch(files=(diffs.new_file(issue_examples.ISSUE_PATH, examples),))
         for key, near in variant_table(diffs.emit_patch(shown)).items():
             table.setdefault(key, near)
-    return render_replay(rows, table)
+    return render_replay(rows, table, powers=handles_powers(task.patch))
+
+
+def handles_powers(patch: str) -> bool:
+    """Gold's added lines name `Pow` or raise to a power: the fix is about powers."""
+    added = [ln[1:] for ln in patch.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    return any(re.search(r"\bPow\b|\*\*", ln) for ln in added)
 
 
 def observations(result: RunResult) -> dict[str, Observation]:

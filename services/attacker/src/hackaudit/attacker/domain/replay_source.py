@@ -25,7 +25,8 @@ signs looked through — replaced by a value beside it, written `expr  [literal 
 (`probe_inputs.variants`, computed by the attacker and embedded as a table), and with an
 operand of an arithmetic operation that is a call
 replaced by one of that call's own name arguments (`f(P(a, b) * P(c, d))` as `f(a * P(c, d))`:
-the operation on operands of another type the test itself uses), or the operation's operands
+the operation on operands of another type the test itself uses) or, when the fix handles powers,
+by a power of it (`f(a**2 * P(c, d))`), or the operation's operands
 swapped (`f(P(c, d) * P(a, b))`). A statement that raises ends
 that test's replay with a record of where and what. Each observation is time-limited and
 size-capped; a case that fails never stops the module. The whole replay runs twice per process
@@ -71,6 +72,10 @@ MAX_OCCURRENCES = 12
 MAX_SUBCALLS = 3
 MAX_VARIANT_CONSTANTS = 2
 MAX_SHAPE_VARIANTS = 4
+# Operands replaced by a power of the name (`f(P(a, b) * b**2)`) too: only when the fix itself
+# handles powers (gold's added lines name `Pow` or use `**`).
+POWERS = __POWERS__
+MAX_POWERS = 2
 MAX_SWAPS = 2
 MAX_OUTCOME_CHARS = 20000
 EXPR_CHARS = 110
@@ -228,6 +233,16 @@ def _shape_variants(node):
         copied_target = [n for n in _ast.walk(copied)][index]
         replacement = _ast.Name(id=name, ctx=_ast.Load())
         out.append((_Swap(copied_target, replacement).visit(copied), name))
+    powered = []
+    for operand, name in sites:
+        if POWERS and len(powered) < MAX_POWERS and all(o is not operand for o, _ in powered):
+            powered.append((operand, name))  # one power per operand: its first name
+    for operand, name in powered:
+        index = [n for n in _ast.walk(node)].index(operand)
+        copied = _deep(node)
+        copied_target = [n for n in _ast.walk(copied)][index]
+        replacement = _ast.parse("%s**2" % name, mode="eval").body
+        out.append((_Swap(copied_target, replacement).visit(copied), name + "**2"))
     swapped = 0
     for op in _ast.walk(node):
         if swapped >= MAX_SWAPS or not isinstance(op, _ast.BinOp):
@@ -675,9 +690,11 @@ def render_replay(
     *,
     total_s: float = 150.0,
     max_observations: int = 600,
+    powers: bool = False,
 ) -> str:
     """The replay section for these (test file, its module, test function names) targets, with
-    the values beside each literal (keyed by the literal's repr)."""
+    the values beside each literal (keyed by the literal's repr); `powers`: operand variants
+    also as powers of the test's own names."""
     rows = "\n".join(f"    ({p!r}, {m!r}, {list(dict.fromkeys(w))!r})," for p, m, w in targets)
     table = "\n".join(f"    {k!r}: {list(v)!r}," for k, v in variants.items())
     return (
@@ -685,4 +702,5 @@ def render_replay(
         .replace("__VARIANTS__", table)
         .replace("__TOTAL__", repr(float(total_s)))
         .replace("__MAX_OBS__", str(int(max_observations)))
+        .replace("__POWERS__", repr(bool(powers)))
     )
