@@ -225,6 +225,12 @@ def _repair(item: TaskReport) -> str:
         + (f" (rejected: {rejected})" if rejected else "")
         + f"; {done.iterations} iteration(s), {done.sandbox_seconds:.0f} sandbox-seconds</p>"
     )
+    if before is not None and done.unblocked:
+        head += (
+            f'<p class="repair"><b>Not blocked:</b> {escape(", ".join(done.unblocked))}'
+            + (f" — {escape(done.reason)}" if done.reason else "")
+            + "</p>"
+        )
     tests = "".join(
         f"<details><summary>{escape(t.file)}::{escape(t.name)} ({escape(t.augmenter)})</summary>"
         f"<pre>{escape(t.source)}</pre></details>"

@@ -255,6 +255,7 @@ def test_a_repaired_task_is_reported_with_its_first_verdict_and_the_repair(tmp_p
         correlation_id=first.correlation_id, instance_id="calc__calc-2",
         hardened_task=first.task, blocked=(exploit,), tests=(thrown, kept), iterations=1,
         sandbox_seconds=12.0, gate_rejections={"fails_on_gold": 1},
+        unblocked=("calc__calc-2:other",), reason="nothing to assert on for this one",
     )  # fmt: skip
     first = first.model_copy(update={"repair": repair})
     again = state("calc__calc-2", Verdict.KEEP, audit="a1b2c3d4/calc__calc-2/repaired", eqs=0.95)
@@ -281,5 +282,6 @@ def test_a_repaired_task_is_reported_with_its_first_verdict_and_the_repair(tmp_p
     assert (judged["gold_gate_let_through"], judged["gold_gate_judged"]) == (1, 1)
     page = (tmp_path / "report.html").read_text()
     assert "Repaired:" in page and "test_hackaudit_big" in page
+    assert "Not blocked:</b> calc__calc-2:other — nothing to assert on for this one" in page
     assert "judge: blocks the exploit?" in page and "blocks, blocks, does_not_block" in page
     assert "Exploits the repair targeted" in page

@@ -218,6 +218,9 @@ async def test_no_usable_difference_means_nothing_to_propose() -> None:
     done = await run_repair(request, sandbox, None, InMemoryRepairStateStore())
     assert done.tests == () and done.hardened_task is None
     assert sandbox.requests == []  # nothing to capture: no run at all
+    # the reason says what the evidence lacks and that no model is set for the LLM augmenter
+    assert "nothing new to propose for 1 exploit(s)" in done.reason
+    assert "no model is configured" in done.reason
 
 
 # capture, gold gate (rejected), gold gate, the exploit, the base commit, gold at the end

@@ -309,9 +309,27 @@ class RepairLoop:
                     break
                 proposed += await self._attempt(target, pending, iterations)
             if not proposed:
-                stop = "the augmenters have nothing new to propose"
+                stop = self._nothing_to_propose(pending)
                 break
         return await self._finish(iterations, stop)
+
+    def _nothing_to_propose(self, pending: Sequence[Target]) -> str:
+        """Why the loop stops with exploits left: what their evidence lacks, and which
+        augmenter could still try."""
+        left = [t for t in pending if t.id not in self.blocked]
+        bare = sum(not t.differences for t in left)
+        names = {a.name for a in self.augmenters}
+        why = (
+            f"the augmenters have nothing new to propose for {len(left)} exploit(s)"
+            + (f" ({bare} with no input on which they differ from gold)" if bare else "")
+            + (
+                ": the offline augmenter needs an input a test can evaluate outside the graded"
+                " tests' local variables, or a replayed literal variant to copy the test with"
+            )
+        )
+        if "llm" not in names:
+            why += "; no model is configured for the LLM augmenter"
+        return why
 
     async def _attempt(self, target: Target, pending: Sequence[Target], iteration: int) -> int:
         ctx = Context(
