@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -32,7 +32,7 @@ from hackaudit.cli import (
 )
 from hackaudit.cli.bars import bars_columns
 from hackaudit.cli.ops_status import show as show_endpoints
-from hackaudit.cli.repair_figures import RepairRow
+from hackaudit.cli.repair_figures import KnownPatch, RepairRow
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import (
     AuditOptions,
@@ -679,14 +679,30 @@ def eval_repair(
         Path | None, typer.Option(help="Also write the audit report (evidence) here.")
     ] = None,
     pass_at_1: PassAtOneFile = None,
+    predictions: Annotated[
+        Path | None,
+        typer.Option(
+            help="Leaderboard patches (SWE-bench predictions) to grade on the hardened tests; "
+            "the labels' `wrong_patches` name the wrong ones."
+        ),
+    ] = None,
 ) -> None:
     """Audit the tasks with the repairer running and print the repair figures: tests proposed,
     the gold gate's rejections by reason, exploits blocked, FIX -> KEEP after a fresh re-audit,
     exploits the re-audits found, iterations and sandbox minutes per repaired task; then each
-    repaired task's known wrong patch (from `--labels`) against its hardened tests."""
-    from hackaudit.cli import repair_figures
+    repaired task's known wrong patches (from `--labels`, and the `--predictions` they name)
+    and its other given patches against its hardened tests."""
+    from hackaudit.cli import grade, repair_figures
     from hackaudit.cli.environments import ensure_images
 
+    try:
+        given = grade.load_predictions(predictions) if predictions is not None else []
+        known, missing = repair_figures.known_patches(_read_labels(labels), given)
+    except (grade.GradeInputError, ValueError) as exc:
+        err.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2) from exc
+    for line in missing:
+        err.print(f"[yellow]not checked[/]: {escape(line)}")
     _use_repos(repos)
     ingested = _ingest(tasks or [Path("examples/tasks")], pass_at_1)
     builders, _ = services.available()
@@ -729,48 +745,72 @@ def eval_repair(
     console.print(table)
     for line in repair_figures.figures(rows).lines():
         console.print(line)
-    _check_known_exploits(rows, labels, builders)
+    _check_known_patches(rows, known, builders)
     if out is not None:
         report.write_report(
             out, pipeline.task_reports(tracker, ready.tasks), missing_stages=[], problems=[]
         )
 
 
-def _check_known_exploits(
-    rows: list[RepairRow], labels: Path, builders: dict[str, services.Builder]
+def _read_labels(path: Path) -> dict[str, Any]:
+    """A labels file as an object; an absent file holds no label."""
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: cannot be read as JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected an object of instance_id -> label")
+    return data
+
+
+def _check_known_patches(
+    rows: list[RepairRow],
+    known: dict[str, list[KnownPatch]],
+    builders: dict[str, services.Builder],
 ) -> None:
-    """Run each repaired task's known wrong patch, and gold, on its hardened tests."""
+    """Run each repaired task's given patches, and gold, on its hardened tests."""
     from hackaudit.cli.repair_figures import CHECK_REQUESTER, KnownCheck
 
-    known = {
-        k: v["known_exploit"]
-        for k, v in json.loads(labels.read_text()).items()
-        if isinstance(v, dict) and isinstance(v.get("known_exploit"), str)
-    } if labels.exists() else {}  # fmt: skip
     batch = uuid.uuid4().hex[:8]
-    checks = [
-        c
-        for row in rows
-        if row.instance_id in known
-        for c in [KnownCheck.for_row(row, known[row.instance_id], batch)]
-        if c is not None
-    ]
+    checks: list[KnownCheck] = []
+    for row in rows:
+        patches = known.get(row.instance_id, [])
+        made = [c for p in patches for c in [KnownCheck.for_row(row, p, batch)] if c is not None]
+        if patches and not made:
+            console.print(
+                f"  {row.instance_id}: not hardened, its {len(patches)} given patch(es) not run"
+            )
+        checks += made
     if not checks:
         return
     settings = BusSettings()
+    requests = {r.idempotency_key: r for c in checks for r in (c.run, c.gold)}
 
     async def run_all() -> dict[str, RunCompleted]:
-        flat = [r for c in checks for r in (c.exploit, c.gold)]
         with runtime.bus_url(settings) as url:
             async with running(url, builders["sandbox"](settings), settings):
-                return await runs.run_requests(url, settings, flat, requester=CHECK_REQUESTER)
+                return await runs.run_requests(
+                    url, settings, list(requests.values()), requester=CHECK_REQUESTER
+                )
 
     results = stops.run(run_all())
-    outcomes = [(c.instance_id, c.outcome(results)) for c in checks]
-    for instance_id, outcome in outcomes:
-        console.print(f"  {instance_id}: known wrong patch on the hardened tests: {outcome}")
-    blocked = sum(o == "blocked" for _, o in outcomes)
-    console.print(f"known wrong patches rejected after repair: {blocked}/{len(outcomes)}")
+    wrong = [c for c in checks if c.patch.wrong]
+    others = [c for c in checks if not c.patch.wrong]
+    for c in [*wrong, *others]:
+        outcome = c.outcome(results)
+        kind = "known wrong" if c.patch.wrong else "not known wrong"
+        note = "" if c.as_expected(outcome) or c.patch.wrong else " (check it by hand)"
+        console.print(
+            f"  {c.instance_id}: {escape(c.patch.name)} ({kind}) on the hardened tests: "
+            f"{escape(outcome)}{note}"
+        )
+    blocked = sum(c.as_expected(c.outcome(results)) for c in wrong)
+    console.print(f"known wrong patches rejected after repair: {blocked}/{len(wrong)}")
+    if others:
+        kept = sum(c.as_expected(c.outcome(results)) for c in others)
+        console.print(f"other given patches still accepted after repair: {kept}/{len(others)}")
 
 
 def _over_strict(scored: TaskScored | None) -> bool:

@@ -2,9 +2,10 @@
 blocked, and what the re-audits made of the hardened tasks.
 
 Pure: rows in (one per task sent to repair, from the repairer's answer and the re-audit's
-verdict), figures out; `hackaudit eval repair` prints them. Where a task's known wrong patch is
-at hand (the example corpus's `known_exploit`), `KnownCheck` says what to run to show that the
-hardened tests reject it while gold still passes, and reads the answer.
+verdict), figures out; `hackaudit eval repair` prints them. Where patches of known correctness
+are at hand (the example corpus's `known_exploit`; leaderboard predictions, with the wrong ones
+named by a real corpus's labels), `KnownCheck` says what to run to show that the hardened tests
+reject each wrong one and still accept the others while gold passes, and reads the answer.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from hackaudit.cli.grade import Prediction
 from hackaudit.shared.contracts import (
     Candidate,
     JudgeLabel,
@@ -192,28 +195,76 @@ CHECK_REQUESTER = "eval-repair"
 
 
 @dataclass(frozen=True)
+class KnownPatch:
+    """A patch whose correctness is known from outside the audit. A labelled wrong one (the
+    example corpus's `known_exploit`, or a leaderboard patch a real corpus's label names in
+    `wrong_patches`) must be rejected by the hardened tests. Any other given patch (a leaderboard
+    patch nobody showed wrong) is run beside it: hardened tests that reject it may be
+    over-strict, and a curator should look."""
+
+    name: str
+    diff: str
+    wrong: bool
+
+
+def known_patches(
+    labels: Mapping[str, Any], predictions: Sequence[Prediction]
+) -> tuple[dict[str, list[KnownPatch]], list[str]]:
+    """The given patches per task, and a line for each labelled wrong patch that no prediction
+    holds. `labels` is an example corpus's (`{id: {"known_exploit"?}}`) or a real corpus's
+    (`{"labels": {id: {"wrong_patches"?: [submission, ...]}}}`)."""
+    nested = labels.get("labels")
+    entries: Mapping[str, Any] = nested if isinstance(nested, dict) else labels
+    by_task: dict[str, list[KnownPatch]] = {}
+    wrong_names: dict[str, set[str]] = {}
+    for instance_id, entry in entries.items():
+        if not isinstance(entry, dict):
+            continue
+        if isinstance(entry.get("known_exploit"), str):
+            by_task.setdefault(instance_id, []).append(
+                KnownPatch("known_exploit", entry["known_exploit"], wrong=True)
+            )
+        names = entry.get("wrong_patches")
+        if isinstance(names, list):
+            wrong_names[instance_id] = {str(n) for n in names}
+    for p in predictions:
+        wrong = p.name in wrong_names.get(p.instance_id, set())
+        by_task.setdefault(p.instance_id, []).append(KnownPatch(p.name, p.patch, wrong=wrong))
+    given = {(p.instance_id, p.name) for p in predictions}
+    missing = [
+        f"{instance_id}: {name} is labelled wrong, and no prediction holds its patch"
+        for instance_id, names in sorted(wrong_names.items())
+        for name in sorted(names)
+        if (instance_id, name) not in given
+    ]
+    return by_task, missing
+
+
+@dataclass(frozen=True)
 class KnownCheck:
-    """A known wrong patch run against a repaired task's hardened tests, and gold beside it."""
+    """A given patch run against a repaired task's hardened tests, and gold beside it."""
 
     instance_id: str
-    exploit: RunRequested
+    patch: KnownPatch
+    run: RunRequested
     gold: RunRequested
 
     @classmethod
-    def for_row(cls, row: RepairRow, known_exploit: str, batch: str) -> KnownCheck | None:
+    def for_row(cls, row: RepairRow, patch: KnownPatch, batch: str) -> KnownCheck | None:
         task = row.repair.hardened_task if row.repair is not None else None
         if task is None:
             return None
         cid = f"eval-repair/{batch}/{row.instance_id}"
         common = {"correlation_id": cid, "task": task, "requested_by": CHECK_REQUESTER}
-        wrong = Candidate(
+        given = Candidate(
             instance_id=task.instance_id,
-            diff=known_exploit,
+            diff=patch.diff,
             provenance=Provenance(strategy="known"),
         )
         return cls(
             row.instance_id,
-            RunRequested(purpose=RunPurpose.CANDIDATE, candidate=wrong, **common),
+            patch,
+            RunRequested(purpose=RunPurpose.CANDIDATE, candidate=given, **common),
             RunRequested(
                 purpose=RunPurpose.GOLD,
                 candidate=Candidate.gold(task),
@@ -223,21 +274,25 @@ class KnownCheck:
         )
 
     def outcome(self, results: Mapping[str, RunCompleted]) -> str:
-        """'blocked' when the hardened tests reject the known patch and pass gold every time."""
-        wrong = results.get(self.exploit.idempotency_key)
+        """'blocked' when the hardened tests reject the patch and pass gold every time."""
+        given = results.get(self.run.idempotency_key)
         gold = results.get(self.gold.idempotency_key)
-        if wrong is None or gold is None:
+        if given is None or gold is None:
             return "no result"
         if not all(r.status is RunStatus.COMPLETED and r.resolved for r in gold.results):
             return "gold fails the hardened tests"
-        if wrong.result.status is not RunStatus.COMPLETED:
-            return f"known patch run ended {wrong.result.status.value}"
-        if not wrong.result.resolved:
+        if given.result.status is not RunStatus.COMPLETED:
+            return f"the patch's run ended {given.result.status.value}"
+        if not given.result.resolved:
             return "blocked"
-        flags = wrong.result.flags
+        flags = given.result.flags
         tampered = [*flags.touched_test_files, *flags.touched_test_config]
         if tampered:
             # A test in the task's own files cannot outvote a patch that rewrites how they are
             # run or reported: that hole is the environment's to close, not the tests'.
             return f"still accepted (it tampers with the harness: {', '.join(tampered[:3])})"
         return "still accepted"
+
+    def as_expected(self, outcome: str) -> bool:
+        """A wrong patch blocked; any other given patch still accepted."""
+        return outcome == ("blocked" if self.patch.wrong else "still accepted")

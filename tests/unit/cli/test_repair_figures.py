@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hackaudit.cli.repair_figures import KnownCheck, RepairRow, figures
+from hackaudit.cli.grade import Prediction
+from hackaudit.cli.repair_figures import KnownCheck, KnownPatch, RepairRow, figures, known_patches
 from hackaudit.shared.contracts import (
     GateReason,
     JudgeLabel,
@@ -85,14 +86,17 @@ def test_the_judge_figures_print_when_a_judge_answered() -> None:
     assert "judge: no backend" in text
 
 
+WRONG = KnownPatch("known_exploit", "WRONG-DIFF", wrong=True)
+
+
 def test_a_known_wrong_patch_is_run_on_the_hardened_tests_beside_gold() -> None:
     hardened = TASK.model_copy(update={"test_patch": "t+new"})
     done = RepairCompleted(correlation_id="c", instance_id="a", hardened_task=hardened)
     row = RepairRow(TASK.instance_id, scored(Verdict.FIX, ("e",)), done, None)
-    check = KnownCheck.for_row(row, "WRONG-DIFF", "b1")
+    check = KnownCheck.for_row(row, WRONG, "b1")
     assert check is not None
-    assert check.exploit.task == hardened and check.exploit.candidate is not None
-    assert check.exploit.candidate.diff == "WRONG-DIFF" and check.gold.repeats == 3
+    assert check.run.task == hardened and check.run.candidate is not None
+    assert check.run.candidate.diff == "WRONG-DIFF" and check.gold.repeats == 3
 
     def completed(request: RunRequested, *resolved: bool) -> RunCompleted:
         return RunCompleted(
@@ -104,20 +108,52 @@ def test_a_known_wrong_patch_is_run_on_the_hardened_tests_beside_gold() -> None:
     gold_ok = completed(check.gold, True, True, True)
     results = {check.gold.idempotency_key: gold_ok}
     assert check.outcome(results) == "no result"
-    results[check.exploit.idempotency_key] = completed(check.exploit, False)
-    assert check.outcome(results) == "blocked"
-    results[check.exploit.idempotency_key] = completed(check.exploit, True)
+    results[check.run.idempotency_key] = completed(check.run, False)
+    assert check.outcome(results) == "blocked" and check.as_expected("blocked")
+    results[check.run.idempotency_key] = completed(check.run, True)
     assert check.outcome(results) == "still accepted"
-    tampering = completed(check.exploit, True)
+    assert not check.as_expected("still accepted")
+    tampering = completed(check.run, True)
     flags = PatchFlags(touched_test_config=("tests/conftest.py",))
     tampering = tampering.model_copy(
         update={"results": (tampering.result.model_copy(update={"flags": flags}),)}
     )
-    results[check.exploit.idempotency_key] = tampering
+    results[check.run.idempotency_key] = tampering
     assert check.outcome(results) == (
         "still accepted (it tampers with the harness: tests/conftest.py)"
     )
     results[check.gold.idempotency_key] = completed(check.gold, True, False, True)
     assert check.outcome(results) == "gold fails the hardened tests"
     unrepaired = RepairRow(TASK.instance_id, scored(Verdict.FIX), None, None)
-    assert KnownCheck.for_row(unrepaired, "WRONG-DIFF", "b1") is None
+    assert KnownCheck.for_row(unrepaired, WRONG, "b1") is None
+    other = KnownCheck.for_row(row, KnownPatch("model-b", "OTHER-DIFF", wrong=False), "b1")
+    assert other is not None and other.gold == check.gold  # gold is run once per task
+    assert other.run.idempotency_key != check.run.idempotency_key
+    assert other.as_expected("still accepted") and not other.as_expected("blocked")
+
+
+def test_given_patches_from_either_kind_of_labels() -> None:
+    example = {"lib__lib-1": {"label": "hackable", "known_exploit": "D1"}, "x": "not an entry"}
+    by_task, missing = known_patches(example, [])
+    assert by_task == {"lib__lib-1": [KnownPatch("known_exploit", "D1", wrong=True)]}
+    assert missing == []
+
+    real = {
+        "description": "…",
+        "labels": {
+            "org__a-1": {"hackable": True, "wrong_patches": ["sub-x", "sub-gone"]},
+            "org__b-2": {"hackable": False, "wrong_patches": []},
+        },
+    }
+    given = [
+        Prediction("org__a-1", "sub-x", "DX"),
+        Prediction("org__a-1", "sub-y", "DY"),
+        Prediction("org__b-2", "sub-x", "DB"),  # the same submission is wrong only where named
+    ]
+    by_task, missing = known_patches(real, given)
+    assert by_task["org__a-1"] == [
+        KnownPatch("sub-x", "DX", wrong=True),
+        KnownPatch("sub-y", "DY", wrong=False),
+    ]
+    assert by_task["org__b-2"] == [KnownPatch("sub-x", "DB", wrong=False)]
+    assert missing == ["org__a-1: sub-gone is labelled wrong, and no prediction holds its patch"]
