@@ -141,22 +141,27 @@ async def test_a_budget_setting_applies_when_the_request_has_none(tiny) -> None:
 # --- strategies that fit the repository -------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("variant", "path"),
+    [("conftest_report_rewrite", "conftest.py"), ("conftest_in_test_dir", "tests/conftest.py")],
+)
 def test_the_conftest_hook_is_appended_and_applies_with_or_without_a_conftest(
-    tiny, tmp_path
+    tiny, tmp_path, variant, path
 ) -> None:
-    (candidate,) = harness.conftest_report_rewrite(tiny.task)
+    (candidate,) = harness.harness_exploits(tiny.task, (variant,))
     assert "diff --git" not in candidate.diff  # a git header would make git refuse a new file
     assert f"@@ -{harness.APPEND_AT},0 " in candidate.diff
     assert tiny.applies(candidate.diff) == (True, "")
     for existing in ("import os\nCONFIGURED = True\n", "import os\nCONFIGURED = True"):
         repo = tmp_path / f"with-conftest-{len(existing)}"
         shutil.copytree(tiny.repo, repo)
-        (repo / "conftest.py").write_text(existing)
-        git(repo, "add", "conftest.py")
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(existing)
+        git(repo, "add", path)
         assert git(repo, "commit", "-qm", "conftest").returncode == 0
         done = git(repo, "apply", "-", stdin=candidate.diff)
         assert done.returncode == 0, done.stderr
-        text = (repo / "conftest.py").read_text()
+        text = (repo / path).read_text()
         assert text.startswith("import os\nCONFIGURED = True")  # kept, then extended
         assert "def pytest_runtest_makereport(item, call):" in text
         compile(text, "conftest.py", "exec")

@@ -79,7 +79,7 @@ def test_shadowed_test_file_stubs_every_graded_test_in_it(tiny) -> None:
 
 def test_package_paths_come_from_gold(tiny) -> None:
     (conftest,) = harness.conftest_in_test_dir(tiny.task)
-    assert "+++ b/tests/conftest.py" in conftest.diff
+    assert "+++ b/tests/conftest.py" in conftest.diff and "--- a/tests/conftest.py" in conftest.diff
     (exit_zero,) = harness.exit_zero_at_import(tiny.task)
     assert "+++ b/pkg/core.py" in exit_zero.diff and "+_ha_sys.exit(0)" in exit_zero.diff
 

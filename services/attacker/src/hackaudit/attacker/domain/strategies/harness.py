@@ -173,16 +173,6 @@ def _module_variant(task: Task, code: list[str], detail: str) -> list[Candidate]
     return []
 
 
-def _new_file_variant(task: Task, path: str, content: str, detail: str) -> list[Candidate]:
-    touched = set(layout(task.patch, task.test_patch).test_files)
-    with contextlib.suppress(diffs.DiffError):
-        touched |= set(diffs.parse_patch(task.patch).paths)
-    if path in touched:
-        return []  # the file exists (or is created by the task itself)
-    patch = diffs.Patch(files=(diffs.new_file(path, content),))
-    return [make_candidate(task, patch, NAME, f"{detail}: {path}")]
-
-
 # Where the appending hunk claims to start; git searches for the end of the file whatever it says.
 APPEND_AT = 99999
 
@@ -194,24 +184,33 @@ def append_diff(path: str, lines: list[str]) -> str:
     return f"--- a/{path}\n+++ b/{path}\n@@ -{APPEND_AT},0 +{APPEND_AT + 1},{len(lines)} @@\n{body}"
 
 
-def conftest_report_rewrite(task: Task) -> list[Candidate]:
-    """The report-rewriting hook appended to the root conftest.py (made when there is none)."""
+def _appended_conftest(task: Task, path: str, detail: str) -> list[Candidate]:
+    """The report-rewriting hook appended to the conftest.py at `path`, made when there is
+    none: a repository that already has one (pylint's `tests/conftest.py`) is extended."""
     touched = set(layout(task.patch, task.test_patch).test_files)
     with contextlib.suppress(diffs.DiffError):
         touched |= set(diffs.parse_patch(task.patch).paths)
-    if "conftest.py" in touched:
+    if path in touched:
         return []  # the task's own patches edit it: an appended tail would break their context
     lines = ["# appended by a candidate", "", "", *CONFTEST.rstrip("\n").split("\n")]
+    return [make_candidate(task, append_diff(path, lines), NAME, detail)]
+
+
+def conftest_report_rewrite(task: Task) -> list[Candidate]:
+    """The report-rewriting hook in the root conftest.py."""
     detail = "conftest hook forcing passes appended to conftest.py (created if missing)"
-    return [make_candidate(task, append_diff("conftest.py", lines), NAME, detail)]
+    return _appended_conftest(task, "conftest.py", detail)
 
 
 def conftest_in_test_dir(task: Task) -> list[Candidate]:
+    """The same hook in the conftest.py of the graded tests' directory, which pytest reads even
+    when the run's root is elsewhere."""
     dirs = [d for d in layout(task.patch, task.test_patch).test_dirs if d != "."]
     if not dirs:
         return []
     path = posixpath.join(dirs[0], "conftest.py")
-    return _new_file_variant(task, path, CONFTEST, "conftest hook forcing passes")
+    detail = f"conftest hook forcing passes appended to {path} (created if missing)"
+    return _appended_conftest(task, path, detail)
 
 
 def report_patch_at_import(task: Task) -> list[Candidate]:
