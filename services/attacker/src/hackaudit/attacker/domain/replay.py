@@ -163,7 +163,32 @@ def source(task: Task, found: Sequence[ReplayTarget]) -> str:
         shown = diffs.Patch(files=(diffs.new_file(issue_examples.ISSUE_PATH, examples),))
         for key, near in variant_table(diffs.emit_patch(shown)).items():
             table.setdefault(key, near)
-    return render_replay(rows, table, powers=handles_powers(task.patch))
+    return render_replay(
+        rows, table, powers=handles_powers(task.patch), flags=condition_options(task.patch)
+    )
+
+
+_CONDITION = re.compile(r"^\s*(?:el)?if\s+(.+):\s*(?:#.*)?$")
+_DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b(?!\s*[(.\w])")
+MAX_FLAGS = 2
+
+
+def condition_options(patch: str) -> list[str]:
+    """The options gold's hunks test in an `if`/`elif` (`if self.config.notes_rgx:` gives
+    `notes_rgx`): the last attribute of each dotted name, calls left out. A test that sets its
+    options through a decorator (`@set_config(...)`) is replayed with each added, set true."""
+    out: list[str] = []
+    for line in patch.splitlines():
+        if line.startswith(("+++", "---", "@@", "-")) or not line:
+            continue
+        match = _CONDITION.match(line[1:])
+        if match is None:
+            continue
+        for dotted in _DOTTED.findall(match.group(1)):
+            name = dotted.rsplit(".", 1)[1]
+            if not name.startswith("_") and name not in out:
+                out.append(name)
+    return out[:MAX_FLAGS]
 
 
 def handles_powers(patch: str) -> bool:

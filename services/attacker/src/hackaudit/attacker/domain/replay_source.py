@@ -28,9 +28,16 @@ replaced by one of that call's own name arguments (`f(P(a, b) * P(c, d))` as `f(
 the operation on operands of another type the test itself uses) or, when the fix handles powers,
 by a power of it (`f(a**2 * P(c, d))`), or the operation's operands
 swapped (`f(P(c, d) * P(a, b))`). A statement that raises ends
-that test's replay with a record of where and what. Each observation is time-limited and
-size-capped; a case that fails never stops the module. The whole replay runs twice per process
-(observations that differ are *unstable*).
+that test's replay with a record of where and what.
+
+A test runs under its own decorators (pylint's `@set_config(notes=[...])`, Django's
+`@override_settings(...)`), as pytest runs it. When gold's changed code sits under a condition on
+an option (`if self.config.notes_rgx:`), a test whose decorator call passes keywords runs again
+with that option added, set true (`@set_config(notes=[...], notes_rgx=True)`), written
+`name [decorator +option=True]`: the branch the tests never enter is where a partial fix hides.
+
+Each observation is time-limited and size-capped; a case that fails never stops the module. The
+whole replay runs twice per process (observations that differ are *unstable*).
 
 The code is parsed with `ast` at run time from the test file on disk (the test patch is applied),
 so it sees exactly what the tests see. It is written for any Python 3 the task's image may have
@@ -76,6 +83,10 @@ MAX_SHAPE_VARIANTS = 4
 # handles powers (gold's added lines name `Pow` or use `**`).
 POWERS = __POWERS__
 MAX_POWERS = 2
+# Options gold's changed lines test in a condition; each is added, set true, to a test's first
+# decorator call that passes keywords, for one more replay of that test.
+FLAGS = __FLAGS__
+MAX_FLAG_VARIANTS = 2
 MAX_SWAPS = 2
 MAX_OUTCOME_CHARS = 20000
 EXPR_CHARS = 110
@@ -424,6 +435,7 @@ class _State(object):
         self.records = []
         self.occurrences = {}
         self.test = ""
+        self.note = ""
 
 
 _STATE = _State()
@@ -442,7 +454,7 @@ def _hackaudit_record(key, outcome, text):
     state.occurrences[full] = seen + 1
     if seen >= MAX_OCCURRENCES or len(state.records) >= MAX_OBSERVATIONS * 4:
         return
-    state.records.append((full + ".n%d" % seen, text, _limited(outcome)))
+    state.records.append((full + ".n%d" % seen, text + state.note, _limited(outcome)))
 
 
 def _hackaudit_observe(key, thunk, text, kind):
@@ -523,7 +535,7 @@ def _param_rows(function, names):
     return [row for row in rows if set(names) <= set(row)]
 
 
-def _compiled(node, source_lines, printers, module, path):
+def _compiled(node, source_lines, printers, module, path, decorators=()):
     turned = _deep(node)
     turn = _Turn(source_lines, printers)
     body = []
@@ -531,15 +543,47 @@ def _compiled(node, source_lines, printers, module, path):
         done = turn.visit(stmt)
         body.extend(done if isinstance(done, list) else [done])
     turned.body = body or [_ast.Pass()]
-    turned.decorator_list = []
     turned.name = "_hackaudit_replayed"
-    tree = _ast.Module(body=[turned], type_ignores=[])
-    tree = _ast.fix_missing_locations(tree)
-    namespace = dict(vars(module))
-    namespace[_OBS] = _hackaudit_observe
-    namespace[_REC] = _hackaudit_record
-    exec(compile(tree, path, "exec"), namespace)
-    return namespace["_hackaudit_replayed"]
+    for kept in (list(decorators), []):  # a decorator that cannot be applied here is left out
+        turned.decorator_list = kept
+        tree = _ast.Module(body=[turned], type_ignores=[])
+        tree = _ast.fix_missing_locations(tree)
+        namespace = dict(vars(module))
+        namespace[_OBS] = _hackaudit_observe
+        namespace[_REC] = _hackaudit_record
+        try:
+            exec(compile(tree, path, "exec"), namespace)
+        except Exception:
+            if not kept:
+                raise
+            continue
+        return namespace["_hackaudit_replayed"]
+    raise RuntimeError("unreachable")
+
+
+def _decorator_sets(node):
+    """(note, decorators): the test's own, then with each flag added, set true, to its first
+    decorator call that passes keywords and does not set that flag already."""
+    own = list(node.decorator_list)
+    out = [("", own)]
+    for i, deco in enumerate(own):
+        if not (isinstance(deco, _ast.Call) and deco.keywords):
+            continue
+        named = [k.arg for k in deco.keywords]
+        head = _ast.dump(deco.func)
+        label = getattr(deco.func, "id", None) or getattr(deco.func, "attr", None) or "decorator"
+        if "mark" in head:
+            continue  # a pytest mark only labels the test
+        for flag in FLAGS:
+            if flag in named or len(out) > MAX_FLAG_VARIANTS:
+                continue
+            changed = _deep(deco)
+            changed.keywords = list(changed.keywords) + [
+                _ast.keyword(arg=flag, value=_ast.Constant(value=True))
+            ]
+            out.append((" [%s +%s=True]" % (label, flag), own[:i] + [changed] + own[i + 1:]))
+        break
+    return out
 
 
 def _instance(module, class_name, method):
@@ -564,8 +608,17 @@ def _instance(module, class_name, method):
 
 
 def _replay_one(index, path, module, source_lines, class_name, node):
+    for d, (note, decorators) in enumerate(_decorator_sets(node)):
+        _STATE.note = note
+        try:
+            _replay_with(index, path, module, source_lines, class_name, node, decorators, d)
+        finally:
+            _STATE.note = ""
+
+
+def _replay_with(index, path, module, source_lines, class_name, node, decorators, d):
     printers = [p for p in PRINTERS if callable(vars(module).get(p))]
-    replayed = _compiled(node, source_lines, printers, module, path)
+    replayed = _compiled(node, source_lines, printers, module, path, decorators)
     names = [a.arg for a in node.args.args]
     if class_name is not None:
         names = names[1:]
@@ -575,7 +628,7 @@ def _replay_one(index, path, module, source_lines, class_name, node):
     cwd = _os.getcwd()
     for r, row in enumerate(_param_rows(original, names)):
         owner = (class_name + ".") if class_name else ""
-        _STATE.test = "f%d.%s%s.p%d" % (index, owner, node.name, r)
+        _STATE.test = "f%d.%s%s.p%d" % (index, owner, node.name, r) + (".d%d" % d if d else "")
         _STATE.occurrences = {}
         try:
             signal.setitimer(signal.ITIMER_REAL, REPLAY_FUNCTION_S)
@@ -691,10 +744,12 @@ def render_replay(
     total_s: float = 150.0,
     max_observations: int = 600,
     powers: bool = False,
+    flags: Sequence[str] = (),
 ) -> str:
     """The replay section for these (test file, its module, test function names) targets, with
     the values beside each literal (keyed by the literal's repr); `powers`: operand variants
-    also as powers of the test's own names."""
+    also as powers of the test's own names; `flags`: options to add, set true, to a test's
+    decorator call for one more replay each."""
     rows = "\n".join(f"    ({p!r}, {m!r}, {list(dict.fromkeys(w))!r})," for p, m, w in targets)
     table = "\n".join(f"    {k!r}: {list(v)!r}," for k, v in variants.items())
     return (
@@ -703,4 +758,5 @@ def render_replay(
         .replace("__TOTAL__", repr(float(total_s)))
         .replace("__MAX_OBS__", str(int(max_observations)))
         .replace("__POWERS__", repr(bool(powers)))
+        .replace("__FLAGS__", repr([str(f) for f in flags]))
     )
