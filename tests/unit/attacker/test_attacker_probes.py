@@ -41,6 +41,10 @@ def test_string_variants_reach_the_edges_beside_a_literal(literal: str, wanted: 
         (3, [0, 4, 2, -3]),
         (True, [False]),
         ([1, 2], [[], [1], [2, 1], [1, 2, 2]]),
+        # the other sequence type (a fix for `(list, tuple)` beside one for `list` alone), and
+        # one item where a sequence was passed
+        ([1, 2], [(1, 2), 1]),
+        (("a", "b"), [["a", "b"], "a", ()]),
         ({"a": 1}, [{}]),
         (None, []),
     ],

@@ -22,7 +22,7 @@ Inputs = tuple[tuple[Any, ...], tuple[tuple[str, Any], ...]]  # (args, kwargs)
 POOL: tuple[Any, ...] = (
     *(0, 1, -1, 2, 10, 0.5, True, None),
     *("", "a", "abc", "A", " ", "a b", "0", "-1", "'", '"', "''", '""'),
-    *([], [1, 2, 3], (), {}),
+    *([], [1, 2, 3], (), (1, 2, 3), {}),
 )
 MAX_DIGIT_RUNS = 6
 MAX_STRING_CHARS = 2000
@@ -133,8 +133,12 @@ def variants(value: Any) -> list[Any]:
             [kind([*value[:i], new, *value[i + 1 :]]) for new in variants(item)[:3]]
             for i, item in enumerate(value[:2])
         ]
-        out = [kind(), value[:-1], *(c[0] for c in changed if c)]
+        # The same items in the other sequence type: a fix that handles `(list, tuple)` and a
+        # wrong one that handles only the type the tests pass differ there.
+        other = tuple if isinstance(value, list) else list
+        out = [kind(), other(value), value[:-1], *(c[0] for c in changed if c)]
         out += [kind(reversed(value)), kind([*value, *value[-1:]])]
+        out += [value[0]] if value else []  # one item where the code also takes a sequence
         out += [v for c in changed for v in c[1:]]
     elif isinstance(value, dict):
         out = [{}]
