@@ -20,7 +20,9 @@ from hackaudit.sandbox.domain.log_parsers.unittest import parse_unittest
 from hackaudit.shared.contracts import RunResult, RunStatus
 
 TEST_FILE = "pkg/tests/test_notes.py"
-TARGET = ReplayTarget(TEST_FILE, "pkg.tests.test_notes", ("test_punctuation_note",))
+TARGET = ReplayTarget(
+    TEST_FILE, "pkg.tests.test_notes", ("test_punctuation_note", "test_punctuation_note_reported")
+)
 
 GOLD_PATCH = r"""--- a/pkg/checker.py
 +++ b/pkg/checker.py
@@ -52,10 +54,21 @@ class Checker:
     def found(self, text):
         match = self.pattern.search(text)
         return [match.group(1)] if match else []
+
+    def process(self, text):
+        self.seen += self.found(text)
 """
 PARTIAL_MOD = GOLD_MOD.replace(r"{self.notes_rgx})(?=(:|\s|\Z))", r"{self.notes_rgx})\b")
 
-DECORATOR = """import functools
+DECORATOR = """import contextlib
+import functools
+
+
+@contextlib.contextmanager
+def expect_notes(checker, wanted):
+    checker.seen = []
+    yield
+    assert checker.seen == wanted
 
 
 def set_config(**options):
@@ -72,7 +85,7 @@ def set_config(**options):
 
 TESTS = """
 from pkg.checker import Checker
-from pkg.testutils import set_config
+from pkg.testutils import expect_notes, set_config
 
 
 class TestNotes:
@@ -83,6 +96,11 @@ class TestNotes:
     @set_config(notes=["???"])
     def test_punctuation_note(self):
         assert self.checker.found("a = 1  #???") == ["???"]
+
+    @set_config(notes=["???"])
+    def test_punctuation_note_reported(self):
+        with expect_notes(self.checker, ["???"]):  # checked on leaving: nothing to observe
+            self.checker.process("a = 1  #???")
 """
 
 
@@ -132,7 +150,12 @@ def test_the_test_runs_under_its_decorator_and_again_with_the_option_gold_tests(
     assert seen[again] == "returns list['???']"
 
     partial = _run(tmp_path / "partial", PARTIAL_MOD, flags)
-    assert (again, "returns list['???']", "returns list[]") in _found(gold, partial)
+    found = _found(gold, partial)
+    assert (again, "returns list['???']", "returns list[]") in found
+    # a test that observes nothing: it ran through under gold, its check fails under the partial
+    # fix, with the option set as text too
+    body = "the test body (test_punctuation_note_reported [set_config +notes_rgx='x'])"
+    assert (body, "runs through", "raises AssertionError at line 17") in found
     assert _found(gold, _run(tmp_path / "same", GOLD_MOD, flags)) == set()
     # without the option added, nothing tells the partial fix apart
     plain_gold = _run(tmp_path / "plain-gold", GOLD_MOD, [])

@@ -33,8 +33,9 @@ that test's replay with a record of where and what.
 A test runs under its own decorators (pylint's `@set_config(notes=[...])`, Django's
 `@override_settings(...)`), as pytest runs it. When gold's changed code sits under a condition on
 an option (`if self.config.notes_rgx:`), a test whose decorator call passes keywords runs again
-with that option added, set true (`@set_config(notes=[...], notes_rgx=True)`), written
-`name [decorator +option=True]`: the branch the tests never enter is where a partial fix hides.
+with that option added, set true and set to a short string (`@set_config(notes=[...],
+notes_rgx=True)`, `notes_rgx='x'`), written `name [decorator +option=True]`: the branch the
+tests never enter is where a partial fix hides. A replayed test that ran through records so.
 
 Each observation is time-limited and size-capped; a case that fails never stops the module. The
 whole replay runs twice per process (observations that differ are *unstable*).
@@ -83,10 +84,13 @@ MAX_SHAPE_VARIANTS = 4
 # handles powers (gold's added lines name `Pow` or use `**`).
 POWERS = __POWERS__
 MAX_POWERS = 2
-# Options gold's changed lines test in a condition; each is added, set true, to a test's first
-# decorator call that passes keywords, for one more replay of that test.
+# Options gold's changed lines test in a condition; each is added (true, then a short string) to a
+# test's first decorator call that passes keywords, for one more replay of that test each.
 FLAGS = __FLAGS__
-MAX_FLAG_VARIANTS = 2
+# True for a switch; a short string for an option that takes text and is checked as such (a
+# pattern: pylint refuses True for a string option)
+FLAG_VALUES = (True, "x")
+MAX_FLAG_VARIANTS = 4
 MAX_SWAPS = 2
 MAX_OUTCOME_CHARS = 20000
 EXPR_CHARS = 110
@@ -562,8 +566,8 @@ def _compiled(node, source_lines, printers, module, path, decorators=()):
 
 
 def _decorator_sets(node):
-    """(note, decorators): the test's own, then with each flag added, set true, to its first
-    decorator call that passes keywords and does not set that flag already."""
+    """(note, decorators): the test's own, then with each flag added (as each of FLAG_VALUES)
+    to its first decorator call that passes keywords and does not set that flag already."""
     own = list(node.decorator_list)
     out = [("", own)]
     for i, deco in enumerate(own):
@@ -575,13 +579,15 @@ def _decorator_sets(node):
         if "mark" in head:
             continue  # a pytest mark only labels the test
         for flag in FLAGS:
-            if flag in named or len(out) > MAX_FLAG_VARIANTS:
-                continue
-            changed = _deep(deco)
-            changed.keywords = list(changed.keywords) + [
-                _ast.keyword(arg=flag, value=_ast.Constant(value=True))
-            ]
-            out.append((" [%s +%s=True]" % (label, flag), own[:i] + [changed] + own[i + 1:]))
+            for value in FLAG_VALUES:
+                if flag in named or len(out) > MAX_FLAG_VARIANTS:
+                    continue
+                changed = _deep(deco)
+                changed.keywords = list(changed.keywords) + [
+                    _ast.keyword(arg=flag, value=_ast.Constant(value=value))
+                ]
+                note = " [%s +%s=%r]" % (label, flag, value)
+                out.append((note, own[:i] + [changed] + own[i + 1:]))
         break
     return out
 
@@ -641,6 +647,9 @@ def _replay_with(index, path, module, source_lines, class_name, node, decorators
                 instance = _instance(module, class_name, node.name)
                 args.append(instance)
             replayed(*args, **row)
+            # a test that observes nothing still says it ran through (its raising elsewhere is
+            # then a difference)
+            _hackaudit_record("done", "runs through", node.name)
         except _Timeout:
             _hackaudit_record("end", "timeout", node.name)
         except (Exception, SystemExit) as exc:
