@@ -100,14 +100,20 @@ def load_predictions(path: Path) -> list[Prediction]:
     return out
 
 
-def load_variants(path: Path) -> dict[str, list[SuiteVariant]]:
-    """`{instance_id: [{"name", "test_patch", "FAIL_TO_PASS"?, "PASS_TO_PASS"?}, ...]}`."""
+def json_object(path: Path, holding: str) -> dict[str, Any]:
+    """The one JSON object a file holds (`holding` says of what, for the error)."""
     try:
         data = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise GradeInputError(f"{path}: cannot be read as JSON: {exc}") from exc
     if not isinstance(data, dict):
-        raise GradeInputError(f"{path}: expected an object of instance_id -> list of variants")
+        raise GradeInputError(f"{path}: expected an object of {holding}")
+    return data
+
+
+def load_variants(path: Path) -> dict[str, list[SuiteVariant]]:
+    """`{instance_id: [{"name", "test_patch", "FAIL_TO_PASS"?, "PASS_TO_PASS"?}, ...]}`."""
+    data = json_object(path, "instance_id -> list of variants")
     out: dict[str, list[SuiteVariant]] = {}
     for instance_id, items in data.items():
         if not isinstance(items, list):

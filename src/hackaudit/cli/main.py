@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -697,8 +697,9 @@ def eval_repair(
 
     try:
         given = grade.load_predictions(predictions) if predictions is not None else []
-        known, missing = repair_figures.known_patches(_read_labels(labels), given)
-    except (grade.GradeInputError, ValueError) as exc:
+        read = grade.json_object(labels, "instance_id -> label") if labels.exists() else {}
+        known, missing = repair_figures.known_patches(read, given)
+    except grade.GradeInputError as exc:
         err.print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(2) from exc
     for line in missing:
@@ -750,19 +751,6 @@ def eval_repair(
         report.write_report(
             out, pipeline.task_reports(tracker, ready.tasks), missing_stages=[], problems=[]
         )
-
-
-def _read_labels(path: Path) -> dict[str, Any]:
-    """A labels file as an object; an absent file holds no label."""
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: cannot be read as JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected an object of instance_id -> label")
-    return data
 
 
 def _check_known_patches(
