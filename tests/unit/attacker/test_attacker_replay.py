@@ -3,14 +3,11 @@ report goes through the sandbox's own unittest log parser, and the attacker read
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from hackaudit.attacker.domain import probes, replay
+from hackaudit.attacker.domain import replay
 from hackaudit.attacker.domain.confirmation import (
     ConfirmationConfig,
     compare_probes,
@@ -20,8 +17,9 @@ from hackaudit.attacker.domain.confirmation import (
 )
 from hackaudit.attacker.domain.replay import ReplayTarget
 from hackaudit.attacker.domain.replay_source import render_replay
-from hackaudit.sandbox.domain.log_parsers.unittest import parse_unittest
 from hackaudit.shared.contracts import RunResult, RunStatus, Task, TestStatus
+
+from .probe_rig import run_probe
 
 TEST_FILE = "pkg/tests/test_mod.py"
 TARGET = ReplayTarget(TEST_FILE, "pkg.tests.test_mod", ())
@@ -181,18 +179,14 @@ def test_half():
 """
 
 
-def _repo(tmp: Path, mod: str, tests: str) -> Path:
-    files = {
+def _files(mod: str, tests: str) -> dict[str, str]:
+    return {
         "pkg/__init__.py": "",
         "pkg/mod.py": mod,
         "pkg/testing.py": RAISES,
         "pkg/tests/__init__.py": "",
         TEST_FILE: tests,
     }
-    for path, text in files.items():
-        (tmp / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / path).write_text(text)
-    return tmp
 
 
 def _run(
@@ -203,16 +197,8 @@ def _run(
     variants: dict[str, list[object]] | None = None,
 ) -> RunResult:
     """The probe run as the sandbox would grade it: unittest's log through its parser."""
-    repo = _repo(tmp, mod, tests)
     section = render_replay([(TEST_FILE, "pkg.tests.test_mod", functions)], variants or {})
-    (repo / probes.PROBE_PATH).write_text(probes.source([], section))
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    done = subprocess.run(
-        [sys.executable, "-m", "unittest", "-v", "test_hackaudit_probe"],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    return RunResult(status=RunStatus.COMPLETED, tests=parse_unittest(done.stderr))
+    return run_probe(tmp, _files(mod, tests), section)
 
 
 def _expressions(result: RunResult) -> dict[str, str]:

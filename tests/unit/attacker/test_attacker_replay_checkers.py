@@ -6,16 +6,14 @@ is read back through the sandbox's own log parser."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from hackaudit.attacker.domain import probes, replay
+from hackaudit.attacker.domain import replay
 from hackaudit.attacker.domain.replay import ReplayTarget
 from hackaudit.attacker.domain.replay_source import render_replay
-from hackaudit.sandbox.domain.log_parsers.unittest import parse_unittest
-from hackaudit.shared.contracts import RunResult, RunStatus
+from hackaudit.shared.contracts import RunResult
+
+from .probe_rig import run_probe
 
 TEST_FILE = "pkg/tests/test_walk.py"
 TARGET = ReplayTarget(TEST_FILE, "pkg.tests.test_walk", ("test_ignored_relative_to_cwd",))
@@ -65,22 +63,12 @@ def _run(tmp: Path, mod: str, target: ReplayTarget = TARGET) -> RunResult:
         "pkg/tests/__init__.py": "",
         TEST_FILE: TESTS,
     }
-    for path, text in files.items():
-        (tmp / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / path).write_text(text)
     table = replay.variant_table(
         "diff --git a/t.py b/t.py\n--- /dev/null\n+++ b/t.py\n@@ -0,0 +1,2 @@\n"
         '+check(".", "^sub/.*", True)\n+check("sub", "^other/.*", False)\n'
     )
     section = render_replay([(target.path, target.module, target.functions)], table)
-    (tmp / probes.PROBE_PATH).write_text(probes.source([], section))
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    done = subprocess.run(
-        [sys.executable, "-m", "unittest", "-v", "test_hackaudit_probe"],
-        cwd=tmp, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    return RunResult(status=RunStatus.COMPLETED, tests=parse_unittest(done.stderr))
+    return run_probe(tmp, files, section)
 
 
 def test_a_checking_helper_is_replayed_with_the_values_beside_its_literals(tmp_path) -> None:

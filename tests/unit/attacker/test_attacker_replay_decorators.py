@@ -8,16 +8,14 @@ log parser."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from hackaudit.attacker.domain import probes, replay
+from hackaudit.attacker.domain import replay
 from hackaudit.attacker.domain.replay import ReplayTarget, condition_options
 from hackaudit.attacker.domain.replay_source import render_replay
-from hackaudit.sandbox.domain.log_parsers.unittest import parse_unittest
-from hackaudit.shared.contracts import RunResult, RunStatus
+from hackaudit.shared.contracts import RunResult
+
+from .probe_rig import run_probe
 
 TEST_FILE = "pkg/tests/test_notes.py"
 TARGET = ReplayTarget(
@@ -112,18 +110,8 @@ def _run(tmp: Path, mod: str, flags: list[str]) -> RunResult:
         "pkg/tests/__init__.py": "",
         TEST_FILE: TESTS,
     }
-    for path, text in files.items():
-        (tmp / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / path).write_text(text)
     section = render_replay([(TARGET.path, TARGET.module, TARGET.functions)], {}, flags=flags)
-    (tmp / probes.PROBE_PATH).write_text(probes.source([], section))
-    done = subprocess.run(
-        [sys.executable, "-m", "unittest", "-v", "test_hackaudit_probe"],
-        cwd=tmp, env={**os.environ, "PYTHONHASHSEED": "0"},
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    return RunResult(status=RunStatus.COMPLETED, tests=parse_unittest(done.stderr))
+    return run_probe(tmp, files, section)
 
 
 def _found(gold: RunResult, candidate: RunResult) -> set[tuple[str, str, str]]:

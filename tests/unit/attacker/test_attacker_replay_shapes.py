@@ -5,16 +5,14 @@ raise one is told apart; an equivalent one (another message, the same type) is n
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from hackaudit.attacker.domain import probes, replay
 from hackaudit.attacker.domain.replay import ReplayTarget
 from hackaudit.attacker.domain.replay_source import render_replay
-from hackaudit.sandbox.domain.log_parsers.unittest import parse_unittest
-from hackaudit.shared.contracts import RunResult, RunStatus
+from hackaudit.shared.contracts import RunResult
+
+from .probe_rig import run_probe
 
 TEST_FILE = "pkg/tests/test_mod.py"
 TARGET = ReplayTarget(TEST_FILE, "pkg.tests.test_mod", ("test_simp",))
@@ -62,18 +60,8 @@ def _run(tmp: Path, mod: str, tests: str = TESTS, powers: bool = False) -> RunRe
         "pkg/tests/__init__.py": "",
         TEST_FILE: tests,
     }
-    for path, text in files.items():
-        (tmp / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / path).write_text(text)
     section = render_replay([(TARGET.path, TARGET.module, TARGET.functions)], {}, powers=powers)
-    (tmp / probes.PROBE_PATH).write_text(probes.source([], section))
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    done = subprocess.run(
-        [sys.executable, "-m", "unittest", "-v", "test_hackaudit_probe"],
-        cwd=tmp, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    return RunResult(status=RunStatus.COMPLETED, tests=parse_unittest(done.stderr))
+    return run_probe(tmp, files, section)
 
 
 def test_an_operand_is_replaced_by_its_own_name_arguments(tmp_path) -> None:

@@ -1,0 +1,35 @@
+"""A probe module run for real: a small repository written out, the probe (its replay section)
+beside it, run under this interpreter's unittest and read back through the sandbox's own
+unittest log parser, as the sandbox would grade it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from hackaudit.attacker.domain import probes
+from hackaudit.sandbox.domain.log_parsers.unittest import parse_unittest
+from hackaudit.shared.contracts import RunResult, RunStatus
+
+
+def write_files(root: Path, files: Mapping[str, str]) -> Path:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    return root
+
+
+def run_probe(root: Path, files: Mapping[str, str], section: str) -> RunResult:
+    """The files under `root`, then the probe with `section` as its replay, run once."""
+    write_files(root, files)
+    (root / probes.PROBE_PATH).write_text(probes.source([], section))
+    done = subprocess.run(
+        [sys.executable, "-m", "unittest", "-v", "test_hackaudit_probe"],
+        cwd=root, env={**os.environ, "PYTHONHASHSEED": "0"},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return RunResult(status=RunStatus.COMPLETED, tests=parse_unittest(done.stderr))
