@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from hackaudit.attacker.domain import probes
@@ -22,10 +22,16 @@ def write_files(root: Path, files: Mapping[str, str]) -> Path:
     return root
 
 
-def run_probe(root: Path, files: Mapping[str, str], section: str) -> RunResult:
-    """The files under `root`, then the probe with `section` as its replay, run once."""
+def run_probe(
+    root: Path,
+    files: Mapping[str, str],
+    section: str,
+    cases: Sequence[probes.ProbeCase] = (),
+) -> RunResult:
+    """The files under `root`, then the probe with these cases and `section` as its replay, run
+    once."""
     write_files(root, files)
-    (root / probes.PROBE_PATH).write_text(probes.source([], section))
+    (root / probes.PROBE_PATH).write_text(probes.source(cases, section))
     done = subprocess.run(
         [sys.executable, "-m", "unittest", "-v", "test_hackaudit_probe"],
         cwd=root, env={**os.environ, "PYTHONHASHSEED": "0"},

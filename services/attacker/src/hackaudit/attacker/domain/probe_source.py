@@ -130,7 +130,20 @@ def _call(case):
     init_args, init_kwargs = copy.deepcopy(init)
     instance = _resolve(modules, owner)(*init_args, **dict(init_kwargs))
     result = _stable(getattr(instance, method)(*args, **kwargs))
-    return result + " | self " + _stable(instance)
+    return result + " | self " + _stable(instance) + _attributes(instance)
+
+
+def _attributes(instance):
+    """The instance's attributes after the call, when its `repr` or `str` would hide them (a
+    `Request` prints as `<Request [GET]>` whatever hooks it holds): a method that stores a wrong
+    value and returns nothing differs there."""
+    cls = type(instance)
+    if cls.__repr__ is object.__repr__ and cls.__str__ is object.__str__:
+        return ""  # _stable already wrote them out
+    state = _state(instance)
+    if not state:
+        return ""
+    return " (" + ", ".join(k + "=" + _stable(v, 1) for k, v in state) + ")"
 
 
 def _outcome(case):
