@@ -746,6 +746,8 @@ def eval_repair(
     console.print(table)
     for line in repair_figures.figures(rows).lines():
         console.print(line)
+    for line in repair_figures.unrepaired(rows):
+        console.print(f"  {escape(line)}")
     _check_known_patches(rows, known, builders)
     if out is not None:
         report.write_report(

@@ -189,6 +189,18 @@ def figures(rows: Sequence[RepairRow]) -> RepairFigures:
     )
 
 
+def unrepaired(rows: Sequence[RepairRow]) -> list[str]:
+    """A line for each task whose repair left exploits unblocked, with the loop's reason."""
+    out = []
+    for row in rows:
+        done = row.repair
+        if done is None or not done.unblocked:
+            continue
+        why = done.reason or "no reason recorded"
+        out.append(f"{row.instance_id}: {len(done.unblocked)} exploit(s) not blocked: {why}")
+    return out
+
+
 # --- known wrong patches against the hardened tests -------------------------------------------
 
 CHECK_REQUESTER = "eval-repair"

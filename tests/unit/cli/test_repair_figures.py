@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from hackaudit.cli.grade import Prediction
-from hackaudit.cli.repair_figures import KnownCheck, KnownPatch, RepairRow, figures, known_patches
+from hackaudit.cli.repair_figures import (
+    KnownCheck,
+    KnownPatch,
+    RepairRow,
+    figures,
+    known_patches,
+    unrepaired,
+)
 from hackaudit.shared.contracts import (
     GateReason,
     JudgeLabel,
@@ -64,6 +71,7 @@ def test_figures() -> None:
     assert f.iterations == 5 and f.sandbox_minutes == pytest.approx(2.0)
     assert rows[0].outcome == "FIX -> KEEP"
     assert rows[1].outcome == "not repaired: iteration budget spent (3)"
+    assert unrepaired(rows) == ["b: 1 exploit(s) not blocked: iteration budget spent (3)"]
     text = "\n".join(f.lines())
     assert "gold gate rejection rate: 2/4 = 50.0%" in text
     assert "2.5 iterations, 1.00 sandbox minutes" in text
