@@ -578,10 +578,8 @@ def _decorator_sets(node):
         label = getattr(deco.func, "id", None) or getattr(deco.func, "attr", None) or "decorator"
         if "mark" in head:
             continue  # a pytest mark only labels the test
-        for flag in FLAGS:
-            for value in FLAG_VALUES:
-                if flag in named or len(out) > MAX_FLAG_VARIANTS:
-                    continue
+        for flag in (f for f in FLAGS if f not in named):
+            for value in FLAG_VALUES[: MAX_FLAG_VARIANTS + 1 - len(out)]:
                 changed = _deep(deco)
                 changed.keywords = list(changed.keywords) + [
                     _ast.keyword(arg=flag, value=_ast.Constant(value=value))
@@ -757,8 +755,8 @@ def render_replay(
 ) -> str:
     """The replay section for these (test file, its module, test function names) targets, with
     the values beside each literal (keyed by the literal's repr); `powers`: operand variants
-    also as powers of the test's own names; `flags`: options to add, set true, to a test's
-    decorator call for one more replay each."""
+    also as powers of the test's own names; `flags`: options to add (as each of FLAG_VALUES) to
+    a test's decorator call for one more replay each."""
     rows = "\n".join(f"    ({p!r}, {m!r}, {list(dict.fromkeys(w))!r})," for p, m, w in targets)
     table = "\n".join(f"    {k!r}: {list(v)!r}," for k, v in variants.items())
     return (
