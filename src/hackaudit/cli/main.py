@@ -594,6 +594,7 @@ def eval_attacker(
         Path | None, typer.Option(help="Also write the audit report (evidence) here.")
     ] = None,
     pass_at_1: PassAtOneFile = None,
+    stop_when_hackable: StopWhenHackable = False,
 ) -> None:
     """Audit the labelled tasks and print the attacker's confusion table: recall on hackable
     tasks, false alarms on robust ones, and what each task cost."""
@@ -608,7 +609,10 @@ def eval_attacker(
     builders.pop("repairer", None)
     ready = ensure_images(ingested.tasks, err)
     options = AuditOptions(
-        candidates_per_round=candidates, rounds=rounds, budget_seconds=budget_seconds
+        candidates_per_round=candidates,
+        rounds=rounds,
+        budget_seconds=budget_seconds,
+        stop_when_hackable=stop_when_hackable,
     )
     try:
         tracker = stops.run(

@@ -35,7 +35,10 @@ A test runs under its own decorators (pylint's `@set_config(notes=[...])`, Djang
 an option (`if self.config.notes_rgx:`), a test whose decorator call passes keywords runs again
 with that option added, set true and set to a short string (`@set_config(notes=[...],
 notes_rgx=True)`, `notes_rgx='x'`), written `name [decorator +option=True]`: the branch the
-tests never enter is where a partial fix hides. A replayed test that ran through records so.
+tests never enter is where a partial fix hides. A test that binds a list display to a name in
+its own body (`hooks = [f, g]`) runs again with that display a tuple, written
+`name [hooks as a tuple]`: a fix that takes both sequence types and a stand-in that takes only
+lists part there. A replayed test that ran through records so.
 
 Each observation is time-limited and size-capped; a case that fails never stops the module. The
 whole replay runs twice per process (observations that differ are *unstable*).
@@ -92,6 +95,7 @@ FLAGS = __FLAGS__
 FLAG_VALUES = (True, "x")
 MAX_FLAG_VARIANTS = 4
 MAX_SWAPS = 2
+MAX_BODY_VARIANTS = 2
 MAX_OUTCOME_CHARS = 20000
 EXPR_CHARS = 110
 SHORT_CHARS = 60
@@ -590,6 +594,28 @@ def _decorator_sets(node):
     return out
 
 
+def _body_variants(node):
+    """(note, copy of the test function): a list display the test binds to a name in its own body
+    (`hooks = [f, g]`) made a tuple, one binding per copy: the same items in the other sequence
+    type, an input a fix that handles both (`isinstance(x, (list, tuple))`) must take alike."""
+    out = []
+    for i, stmt in enumerate(node.body):
+        if len(out) >= MAX_BODY_VARIANTS:
+            break
+        if not (isinstance(stmt, _ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target, value = stmt.targets[0], stmt.value
+        if not (isinstance(target, _ast.Name) and isinstance(value, _ast.List) and value.elts):
+            continue
+        changed = _deep(node)
+        display = changed.body[i].value
+        changed.body[i].value = _ast.copy_location(
+            _ast.Tuple(elts=display.elts, ctx=_ast.Load()), display
+        )
+        out.append((" [%s as a tuple]" % target.id, changed))
+    return out
+
+
 def _instance(module, class_name, method):
     cls = getattr(module, class_name)
     if isinstance(cls, type) and issubclass(cls, unittest.TestCase):
@@ -612,15 +638,19 @@ def _instance(module, class_name, method):
 
 
 def _replay_one(index, path, module, source_lines, class_name, node):
-    for d, (note, decorators) in enumerate(_decorator_sets(node)):
+    runs = [(note, decorators, node, ".d%d" % d if d else "")
+            for d, (note, decorators) in enumerate(_decorator_sets(node))]
+    runs += [(note, node.decorator_list, changed, ".b%d" % (b + 1))
+             for b, (note, changed) in enumerate(_body_variants(node))]
+    for note, decorators, body, suffix in runs:
         _STATE.note = note
         try:
-            _replay_with(index, path, module, source_lines, class_name, node, decorators, d)
+            _replay_with(index, path, module, source_lines, class_name, body, decorators, suffix)
         finally:
             _STATE.note = ""
 
 
-def _replay_with(index, path, module, source_lines, class_name, node, decorators, d):
+def _replay_with(index, path, module, source_lines, class_name, node, decorators, suffix):
     printers = [p for p in PRINTERS if callable(vars(module).get(p))]
     replayed = _compiled(node, source_lines, printers, module, path, decorators)
     names = [a.arg for a in node.args.args]
@@ -632,7 +662,7 @@ def _replay_with(index, path, module, source_lines, class_name, node, decorators
     cwd = _os.getcwd()
     for r, row in enumerate(_param_rows(original, names)):
         owner = (class_name + ".") if class_name else ""
-        _STATE.test = "f%d.%s%s.p%d" % (index, owner, node.name, r) + (".d%d" % d if d else "")
+        _STATE.test = "f%d.%s%s.p%d" % (index, owner, node.name, r) + suffix
         _STATE.occurrences = {}
         try:
             signal.setitimer(signal.ITIMER_REAL, REPLAY_FUNCTION_S)
