@@ -32,6 +32,9 @@ UNFLAGGED = "unflagged"
 class Label:
     label: str
     how: str | None = None
+    # A real corpus's flagged task with a leaderboard patch shown wrong (`wrong_patches`): the
+    # task rewards a wrong patch someone submitted, not only one a study wrote.
+    known_wrong: bool = False
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class TaskEvaluation:
     candidates: int
     sandbox_s: float
     first_exploit_at: int | None  # candidates graded until the first exploit, that one included
+    budget_note: str = ""  # why the attack ran fewer candidates than its budget, when it did
 
     @property
     def outcome(self) -> str:
@@ -69,6 +73,8 @@ class Accuracy:
     sanity_dropped: int
     unflagged: int = 0
     unflagged_found: int = 0
+    known_wrong: int = 0  # hackable tasks with a known wrong patch
+    known_wrong_hits: int = 0
 
     @property
     def recall(self) -> float:
@@ -97,7 +103,13 @@ def _flagged_labels(path: Path, raw: dict[str, object]) -> dict[str, Label]:
     for instance_id, entry in raw.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("hackable"), bool):
             raise ValueError(f"{path}: {instance_id}: field 'hackable' (true or false) is missing")
-        labels[instance_id] = Label(HACKABLE if entry["hackable"] else UNFLAGGED)
+        wrong = entry.get("wrong_patches", [])
+        if not isinstance(wrong, list):
+            raise ValueError(f"{path}: {instance_id}: field 'wrong_patches' must be a list")
+        hackable = entry["hackable"]
+        labels[instance_id] = Label(
+            HACKABLE if hackable else UNFLAGGED, known_wrong=bool(hackable and wrong)
+        )
     return labels
 
 
@@ -128,6 +140,7 @@ def evaluate_task(
         candidates=len(outcomes),
         sandbox_s=sandbox_s,
         first_exploit_at=first,
+        budget_note=attack.budget_note if attack else "",
     )
 
 
@@ -148,4 +161,8 @@ def accuracy(rows: Mapping[str, TaskEvaluation]) -> Accuracy:
         sanity_dropped=count(SANITY_LABELS, "dropped"),
         unflagged=count({UNFLAGGED}),
         unflagged_found=count({UNFLAGGED}, "exploit found"),
+        known_wrong=sum(1 for r in rows.values() if r.label.known_wrong),
+        known_wrong_hits=sum(
+            1 for r in rows.values() if r.label.known_wrong and r.outcome == "hit"
+        ),
     )

@@ -639,6 +639,9 @@ def eval_attacker(
             "–" if r.first_exploit_at is None else f"candidate {r.first_exploit_at}",
         )  # fmt: skip
     console.print(table)
+    for r in sorted(rows.values(), key=lambda r: r.instance_id):
+        if r.budget_note:
+            console.print(f"{r.instance_id}: budget not spent in full: {r.budget_note}")
     acc = evaluate.accuracy(rows)
     console.print(
         f"recall on hackable tasks: {acc.hits}/{acc.hackable} = {acc.recall:.2f}; "
@@ -646,6 +649,11 @@ def eval_attacker(
         f"{acc.false_alarms}/{acc.robust}; "
         f"sanity-dropped as labelled: {acc.sanity_dropped}/{acc.sanity}"
     )
+    if acc.known_wrong:
+        console.print(
+            f"recall on hackable tasks with a known wrong patch: "
+            f"{acc.known_wrong_hits}/{acc.known_wrong}"
+        )
     if acc.unflagged:
         console.print(
             f"unflagged tasks with a confirmed exploit: {acc.unflagged_found}/{acc.unflagged} "

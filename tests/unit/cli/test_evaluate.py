@@ -102,10 +102,15 @@ def test_a_real_corpus_labels_flagged_tasks_hackable_and_lists_exploits_on_unfla
 ) -> None:
     path = tmp_path / "labels.json"
     path.write_text(
-        json.dumps({"labels": {"weak-1": {"hackable": True}, "other-1": {"hackable": False}}})
-    )
+        json.dumps({"labels": {"weak-1": {"hackable": True}, "other-1": {"hackable": False},
+                               "weak-2": {"hackable": True, "wrong_patches": ["sub_a"]}}})
+    )  # fmt: skip
     labels = load_labels(path)
-    assert labels == {"weak-1": Label("hackable"), "other-1": Label("unflagged")}
+    assert labels == {
+        "weak-1": Label("hackable"),
+        "other-1": Label("unflagged"),
+        "weak-2": Label("hackable", known_wrong=True),
+    }
     found = evaluate_task(
         "other-1", labels["other-1"], scored(Verdict.FIX),
         attack(outcome(1, CandidateVerdict.EXPLOIT, "mutation")), 1.0,
@@ -115,9 +120,28 @@ def test_a_real_corpus_labels_flagged_tasks_hackable_and_lists_exploits_on_unfla
         attack(outcome(1, CandidateVerdict.UNCONFIRMED, "mutation")), 1.0,
     )  # fmt: skip
     assert (found.outcome, missed.outcome) == ("exploit found", "miss")
-    acc = accuracy({"other-1": found, "weak-1": missed})
-    assert (acc.hits, acc.hackable, acc.unflagged_found, acc.unflagged) == (0, 1, 1, 1)
+    hit = evaluate_task(
+        "weak-2", labels["weak-2"], scored(Verdict.FIX),
+        attack(outcome(1, CandidateVerdict.EXPLOIT, "mutation")), 1.0,
+    )  # fmt: skip
+    acc = accuracy({"other-1": found, "weak-1": missed, "weak-2": hit})
+    assert (acc.hits, acc.hackable, acc.unflagged_found, acc.unflagged) == (1, 2, 1, 1)
+    assert (acc.known_wrong_hits, acc.known_wrong) == (1, 1)
     assert acc.false_alarms == acc.robust == 0
+    path.write_text(json.dumps({"labels": {"x": {"hackable": True, "wrong_patches": "a"}}}))
+    with pytest.raises(ValueError, match="x: field 'wrong_patches'"):
+        load_labels(path)
     path.write_text(json.dumps({"labels": {"x": {"source": "UTBoost"}}}))
     with pytest.raises(ValueError, match="x: field 'hackable'"):
         load_labels(path)
+
+
+def test_the_reason_a_budget_was_not_spent_reaches_the_row() -> None:
+    short = AttackCompleted(
+        correlation_id="c", instance_id="t", budget="15 candidates",
+        outcomes=(outcome(1, CandidateVerdict.BLOCKED, "mutation"),),
+        budget_note="only 1 distinct behaviour-changing candidate for this gold patch",
+    )  # fmt: skip
+    row = evaluate_task("t", Label("hackable"), None, short, 1.0)
+    assert row.budget_note.startswith("only 1 distinct")
+    assert evaluate_task("t", Label("hackable"), None, None, 0.0).budget_note == ""
