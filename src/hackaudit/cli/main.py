@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
@@ -52,7 +53,10 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
 )
-console = Console()
+# Piped into a file or another program, tables keep task ids whole (rich would cut them at 80
+# columns); on a terminal, or with COLUMNS set, the width is the terminal's as usual.
+PIPED_WIDTH = 240
+console = Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else PIPED_WIDTH)
 err = Console(stderr=True)
 
 TaskPaths = Annotated[
