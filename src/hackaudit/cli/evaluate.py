@@ -152,6 +152,7 @@ def accuracy(rows: Mapping[str, TaskEvaluation]) -> Accuracy:
             if r.label.label in labels and (outcome is None or r.outcome == outcome)
         )
 
+    known_wrong = [r for r in rows.values() if r.label.known_wrong]
     return Accuracy(
         hackable=count({HACKABLE}),
         hits=count({HACKABLE}, "hit"),
@@ -161,8 +162,6 @@ def accuracy(rows: Mapping[str, TaskEvaluation]) -> Accuracy:
         sanity_dropped=count(SANITY_LABELS, "dropped"),
         unflagged=count({UNFLAGGED}),
         unflagged_found=count({UNFLAGGED}, "exploit found"),
-        known_wrong=sum(1 for r in rows.values() if r.label.known_wrong),
-        known_wrong_hits=sum(
-            1 for r in rows.values() if r.label.known_wrong and r.outcome == "hit"
-        ),
+        known_wrong=len(known_wrong),
+        known_wrong_hits=sum(1 for r in known_wrong if r.outcome == "hit"),
     )
