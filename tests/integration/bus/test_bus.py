@@ -308,3 +308,60 @@ async def test_concurrent_worker_handles_several_messages_at_once(nats_url: str)
     finally:
         await broker.stop()
     assert sorted(done) == ["task-1", "task-2"]
+
+
+async def test_concurrent_worker_handles_each_message_once_when_messages_outnumber_its_slots(
+    nats_url: str,
+) -> None:
+    # Five handlers of three ack waits each, two at a time: the three that wait for a slot must
+    # not be redelivered (and handled twice) while they wait, and no slot may be lost.
+    settings = fast_settings(ack_wait_s=1.0, heartbeat_s=0.3)
+    started: list[str] = []
+    running: set[str] = set()
+    most = 0
+
+    async def slow(msg: AttackCompleted) -> None:
+        nonlocal most
+        started.append(msg.instance_id)
+        running.add(msg.instance_id)
+        most = max(most, len(running))
+        await asyncio.sleep(3.0)
+        running.discard(msg.instance_id)
+
+    broker = NatsBroker(nats_url)
+    bus.subscribe(broker, CONSUMER, AttackCompleted, slow, settings, concurrency=2)
+    await broker.connect()
+    await bus.declare_topology(broker.config.connection_state.stream, settings, [CONSUMER])
+    await broker.start()
+    try:
+        for n in range(5):
+            await bus.publish(broker, CONSUMER.subject, message(n))
+        await wait_for(lambda: len(started) >= 5 and not running, timeout=30)
+        await asyncio.sleep(2.0)  # a redelivery would show up here
+    finally:
+        await broker.stop()
+    assert sorted(started) == [f"task-{n}" for n in range(5)]
+    assert most == 2
+
+
+async def test_copy_of_a_message_still_being_handled_is_dropped(nats_url: str) -> None:
+    # No in-progress acks inside the ack wait (a stalled process): JetStream redelivers the
+    # message while its handler runs. The copy must not start a second handler, and the first
+    # handler's ack must settle the message for good.
+    settings = fast_settings(ack_wait_s=1.0, heartbeat_s=30.0, max_deliveries=5)
+    calls: list[str] = []
+
+    async def slow(msg: AttackCompleted) -> None:
+        calls.append(msg.instance_id)
+        await asyncio.sleep(3.5)
+
+    async with worker(nats_url, slow, settings) as broker:
+        await bus.publish(broker, CONSUMER.subject, message(7))
+        await wait_for(lambda: len(calls) >= 1)
+        await asyncio.sleep(7.0)  # past the handler's end and several more ack waits
+        nc = broker.config.connection_state.connection
+        info = await nc.jetstream().consumer_info(subjects.STREAM, CONSUMER.durable)
+
+    assert calls == ["task-7"]
+    assert info.num_ack_pending == 0 and info.num_pending == 0
+    assert await dead_letters(nats_url) == []

@@ -107,3 +107,17 @@ async def test_lost_result_is_asked_for_again_then_fails_transiently(nats_url: s
 
 async def _drop(subject: str, req: RunRequested) -> None:
     return None
+
+
+async def test_two_calls_for_the_same_run_share_its_one_result(nats_url: str) -> None:
+    # Two handlers of one redelivered message ask for the same run: the broker drops the second
+    # request as a duplicate, so the one result must reach both calls.
+    client = BusRunClient("attacker", wait_s=20)
+    sandbox = fake_sandbox(lambda r: True)
+    async with running(nats_url, sandbox, SETTINGS):
+        async with running(nats_url, caller(client), SETTINGS):
+            first, second = await asyncio.wait_for(
+                asyncio.gather(client.run(request(3)), client.run(request(3))), timeout=15
+            )
+    assert first.request_key == second.request_key
+    assert len(sandbox.seen) == 1  # type: ignore[attr-defined]

@@ -7,15 +7,23 @@ Every service subscribes through `subscribe`, which applies one policy to every 
 - a message delivered more than `max_deliveries` times without an ack (its workers kept dying)
   is dead-lettered before a handler sees it again;
 - while a handler runs, an in-progress ack is sent every `heartbeat_s`, so a long test run is not
-  taken for a dead worker, while a worker that really died is redelivered after `ack_wait_s`.
+  taken for a dead worker, while a worker that really died is redelivered after `ack_wait_s`;
+- a copy of a message this process is still handling, or has just settled (redelivered after a
+  stall longer than the ack wait), is not handled a second time.
+
+A worker that handles several messages at once (`concurrency`) fetches one more only when a slot
+is free, and keeps the one waiting for a slot with in-progress acks too: a fetched message left
+without them past the ack wait would be redelivered and handled twice.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol, TypeVar
 
@@ -58,6 +66,8 @@ UNANSWERED = (NoStreamResponseError, NoRespondersError, ConnectionReconnectingEr
 # JetStream's answer while another publisher's copy of the same message is being stored: asked
 # again, it says whether that copy was kept (then this one is a duplicate, dropped).
 DUPLICATE_IN_FLIGHT = 10158
+# How many settled messages a worker remembers, to drop their late copies.
+SETTLED_REMEMBERED = 4096
 log = get_logger("hackaudit.bus")
 
 
@@ -204,6 +214,12 @@ DeadLetterSink = Callable[[str, DeadLetter, str], Awaitable[None]]
 class DeliveryPolicy:
     settings: BusSettings
     dead_letter: DeadLetterSink
+    # Stream sequences of the messages this process is handling now.
+    _active: set[int] = field(default_factory=set, init=False, repr=False, compare=False)
+    # ... and of the last ones it settled, so a copy that was already on its way is not redone.
+    _settled: OrderedDict[int, None] = field(
+        default_factory=OrderedDict, init=False, repr=False, compare=False
+    )
 
     async def _bury(self, delivery: Delivery, reason: str, kind: DeadLetterReason) -> None:
         letter = DeadLetter(
@@ -226,6 +242,30 @@ class DeliveryPolicy:
         )
 
     async def handle(self, delivery: Delivery, model: type[M], handler: Handler[M]) -> None:
+        sequence = delivery.sequence
+        if sequence in self._active:
+            # The first copy's handler is still at work and acks the message when it is done.
+            log.warning(
+                "message already being handled here, copy dropped",
+                subject=delivery.subject,
+                deliveries=delivery.deliveries,
+            )
+            return
+        if sequence in self._settled:
+            # Handled here already; this copy was on its way before the ack.
+            await delivery.ack()
+            return
+        self._active.add(sequence)
+        try:
+            if await self._handle(delivery, model, handler):
+                self._settled[sequence] = None
+                while len(self._settled) > SETTLED_REMEMBERED:
+                    self._settled.popitem(last=False)
+        finally:
+            self._active.discard(sequence)
+
+    async def _handle(self, delivery: Delivery, model: type[M], handler: Handler[M]) -> bool:
+        """Handle, then settle (ack or dead-letter: True) or nack (False) the delivery."""
         if delivery.deliveries > self.settings.max_deliveries:
             await self._bury(
                 delivery,
@@ -233,38 +273,100 @@ class DeliveryPolicy:
                 "(its workers died or timed out)",
                 DeadLetterReason.UNACKNOWLEDGED,
             )
-            return
+            return True
         try:
             message = model.model_validate_json(delivery.body)
         except ValidationError as exc:
             reason = f"invalid {model.__name__}: {_first_errors(exc)}"
             await self._bury(delivery, reason, DeadLetterReason.INVALID)
-            return
+            return True
         heartbeat = asyncio.create_task(self._heartbeat(delivery))
         try:
             await handler(message)
         except PermanentError as exc:
             await self._bury(delivery, f"{type(exc).__name__}: {exc}", DeadLetterReason.PERMANENT)
-            return
+            return True
         except Exception as exc:
             if delivery.deliveries >= self.settings.max_deliveries:
                 reason = f"failed {delivery.deliveries} times, last: {exc!r}"
                 await self._bury(delivery, reason, DeadLetterReason.RETRIES_EXHAUSTED)
-                return
+                return True
             delay = self.settings.retry_delay_s * 2 ** (delivery.deliveries - 1)
             log.warning("handler failed, will retry", subject=delivery.subject, error=repr(exc))
             await delivery.nack(delay)
-            return
+            return False
         finally:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
         await delivery.ack()
+        return True
 
     async def _heartbeat(self, delivery: Delivery) -> None:
-        while True:
-            await asyncio.sleep(self.settings.heartbeat_s)
-            await delivery.in_progress()
+        await keep_in_progress(delivery, self.settings.heartbeat_s)
+
+
+async def keep_in_progress(delivery: Delivery, every_s: float) -> None:
+    """Tell JetStream every `every_s` that `delivery` is still being worked on, until cancelled."""
+    while True:
+        await asyncio.sleep(every_s)
+        await delivery.in_progress()
+
+
+class Slots:
+    """Handles up to `size` deliveries at once, each in a task of its own, so the subscriber
+    fetches the next message as soon as a slot is free and not before.
+
+    `submit` returns once the delivery has a slot; while it waits it keeps the delivery with
+    in-progress acks. `cancel` stops the handlers still running (their messages, unacked, are
+    redelivered to another worker after the ack wait).
+    """
+
+    def __init__(self, size: int, heartbeat_s: float):
+        self.size = size
+        self.heartbeat_s = heartbeat_s
+        self._free = asyncio.Semaphore(size)
+        self._running: set[asyncio.Task[None]] = set()
+
+    @property
+    def busy(self) -> int:
+        return len(self._running)
+
+    async def submit(self, delivery: Delivery, work: Callable[[], Awaitable[None]]) -> None:
+        waiting = asyncio.create_task(keep_in_progress(delivery, self.heartbeat_s))
+        try:
+            await self._free.acquire()
+        finally:
+            waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiting
+        task = asyncio.create_task(self._run(delivery, work))
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+
+    async def _run(self, delivery: Delivery, work: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await work()
+        except Exception as exc:  # the policy handles the handler's errors; this is the bus's
+            log.error("delivery not settled", subject=delivery.subject, error=repr(exc))
+        finally:
+            self._free.release()
+
+    async def cancel(self) -> None:
+        running = list(self._running)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+
+
+# The slots of each broker's concurrent subscribers, so stopping a service stops their handlers.
+_SLOTS: weakref.WeakKeyDictionary[NatsBroker, list[Slots]] = weakref.WeakKeyDictionary()
+
+
+async def cancel_handlers(broker: NatsBroker) -> None:
+    """Stop the handlers that `broker`'s concurrent subscribers still run."""
+    for slots in _SLOTS.get(broker, []):
+        await slots.cancel()
 
 
 def _first_errors(exc: ValidationError, limit: int = 3) -> str:
@@ -344,24 +446,25 @@ def subscribe(
 
     policy = DeliveryPolicy(settings, bury)
 
+    slots = Slots(concurrency, settings.heartbeat_s) if concurrency > 1 else None
+    if slots is not None:
+        _SLOTS.setdefault(broker, []).append(slots)
+
     async def on_message(message: NatsMessage) -> None:
-        await policy.handle(NatsDelivery(message), model, handler)
+        delivery = NatsDelivery(message)
+        if slots is None:
+            await policy.handle(delivery, model, handler)
+        else:
+            await slots.submit(delivery, lambda: policy.handle(delivery, model, handler))
 
     stream = JStream(subjects.STREAM, declare=False)
     config = consumer_config(consumer, settings)
     pull = PullSub(batch_size=1, timeout=1.0)
-    if concurrency > 1:
-        broker.subscriber(
-            consumer.subject, stream=stream, durable=consumer.durable, config=config,
-            pull_sub=pull, ack_policy=AckPolicy.MANUAL, max_workers=concurrency,
-            title=consumer.durable, description=model.__name__,
-        )(on_message)  # fmt: skip
-    else:
-        broker.subscriber(
-            consumer.subject, stream=stream, durable=consumer.durable, config=config,
-            pull_sub=pull, ack_policy=AckPolicy.MANUAL,
-            title=consumer.durable, description=model.__name__,
-        )(on_message)  # fmt: skip
+    broker.subscriber(
+        consumer.subject, stream=stream, durable=consumer.durable, config=config,
+        pull_sub=pull, ack_policy=AckPolicy.MANUAL,
+        title=consumer.durable, description=model.__name__,
+    )(on_message)  # fmt: skip
     # For the bus contract (`hackaudit asyncapi`): the subscriber's description names its contract,
     # and `bury` sends what fails here to the consumer's dead-letter subject.
     publishers.declare(broker, subjects.dead_letter_subject(consumer.subject), DeadLetter)

@@ -49,8 +49,13 @@ class BusRunClient:
             key = sent.idempotency_key
             if key in self._arrived:
                 return self._arrived.pop(key)
-            future: asyncio.Future[RunCompleted] = asyncio.get_running_loop().create_future()
-            self._waiting[key] = future
+            future = self._waiting.get(key)
+            if future is None:
+                future = asyncio.get_running_loop().create_future()
+                self._waiting[key] = future
+            # Published again even when another call already waits for the same run (a copy of
+            # a redelivered message): the broker drops the duplicate, and both calls get the
+            # one result.
             await self._publish(subjects.RUN_REQUESTED, sent)
             try:
                 return await asyncio.wait_for(asyncio.shield(future), timeout=self.wait_s)

@@ -52,7 +52,9 @@ async def running(
             yield broker
         finally:
             probe.started = False
+            await bus.cancel_handlers(broker)
             await broker.stop()
+            await bus.cancel_handlers(broker)  # any handler started while the broker stopped
             for stop in service.on_stop:
                 await stop()
             log.info("service stopped", service=service.name)
