@@ -268,3 +268,39 @@ def test_a_probe_difference_counts_only_when_every_candidate_run_shows_it() -> N
     assert reproduced([nothing, nothing]) == nothing
     once = reproduced([seen, nothing])
     assert once.evidence is None and "not reproduced" in once.note
+
+
+async def test_wider_suite_stops_when_the_tasks_budget_for_it_is_spent(tiny) -> None:
+    # Gold's suite takes 100 s a run: its 3 repeats take 300 of the 550 s budget, two candidates'
+    # runs take 200 more, and the third candidate's run (100 s more) would pass the budget.
+    def slow_suite(request: RunRequested) -> RunResult | None:
+        if request.purpose is RunPurpose.PROBE and not request.test_patch:
+            names = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
+            return passed(names).model_copy(update={"duration_s": 100.0})
+        return None
+
+    sandbox = ScriptedSandbox([slow_suite, scripted(tiny.task)])
+    confirmer = _confirmer(tiny.task, sandbox, probes=False, suite_task_budget_s=550.0)
+    suites = []
+    for _ in range(3):
+        _, evidence = await confirmer.confirm(_candidate(), _accepted(tiny.task))
+        suites.append(evidence)
+    runs = [r for r in sandbox.requests if r.purpose is RunPurpose.PROBE]
+    assert [r.candidate.provenance.strategy for r in runs] == ["gold", "partial_fix", "partial_fix"]
+    assert confirmer.suite_seconds == 500.0
+    assert "wider-suite budget (550 sandbox-s) is spent: 500s taken" in suites[2]
+    assert "budget" not in suites[0] and "budget" not in suites[1]
+
+    # Resumed (a restart) with what was spent: the budget is still spent, and nothing runs.
+    before = len(sandbox.requests)
+    again = Confirmer(
+        sandbox,
+        ConfirmationConfig(probes=False, suite_task_budget_s=550.0),
+        tiny.task,
+        "audit-1",
+        confirmer.gold_runs,
+        gold_repeats=3,
+        suite_seconds=confirmer.suite_seconds,
+    )
+    _, evidence = await again.confirm(_candidate(), _accepted(tiny.task))
+    assert "is spent" in evidence and len(sandbox.requests) == before

@@ -57,6 +57,8 @@ class AttackerSettings(BaseSettings):
     confirm_probes: bool = True
     confirm_suite: SuiteScope = SuiteScope.NEAR
     suite_timeout_s: float | None = Field(default=None, gt=0)
+    # Sandbox-seconds the wider suite may take per task (gold's runs of it included); 0: no limit.
+    suite_task_budget_s: float = Field(default=1200.0, ge=0)
     # Attacks one worker runs at once (each mostly waits for its sandbox runs).
     concurrent_attacks: int = Field(default=4, ge=1)
     # How long to wait for one sandbox result (queueing included) before asking again.
@@ -118,5 +120,6 @@ class AttackerSettings(BaseSettings):
                 probes=self.confirm_probes,
                 suite_scope=self.confirm_suite,
                 suite_timeout_s=self.suite_timeout_s,
+                suite_task_budget_s=self.suite_task_budget_s or None,
             ),
         )

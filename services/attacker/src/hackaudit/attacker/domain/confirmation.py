@@ -73,6 +73,10 @@ class ConfirmationConfig(BaseModel):
     suite_time_factor: float = Field(default=3.0, gt=0)
     suite_time_floor_s: float = Field(default=30.0, gt=0)
     suite_time_cap_s: float = Field(default=600.0, gt=0)
+    # Sandbox-seconds the wider suite may take over one task's attack, gold's runs of it included:
+    # once a candidate's run could go past it, the check is left out (and the evidence says so).
+    # None: no limit.
+    suite_task_budget_s: float | None = Field(default=1200.0, gt=0)
 
 
 class CheckResult(BaseModel):
@@ -172,6 +176,24 @@ def suite_budget(config: ConfirmationConfig, gold: Sequence[RunResult]) -> float
         return config.suite_time_cap_s
     scaled = config.suite_time_factor * max(durations)
     return min(config.suite_time_cap_s, max(config.suite_time_floor_s, scaled))
+
+
+def suite_over_budget(
+    config: ConfirmationConfig, gold: Sequence[RunResult], spent_s: float
+) -> str | None:
+    """Why a candidate's run of the wider suite is left out, or None: the task's budget for the
+    wider suite (`spent_s` of it already taken) has no room for one more run as long as gold's
+    longest."""
+    budget = config.suite_task_budget_s
+    if budget is None:
+        return None
+    expected = max((r.duration_s for r in gold), default=0.0)
+    if spent_s + expected <= budget:
+        return None
+    return (
+        f"the task's wider-suite budget ({budget:.0f} sandbox-s) is spent: {spent_s:.0f}s taken,"
+        f" one more run takes about {expected:.0f}s"
+    )
 
 
 def gold_suite_problem(gold: Sequence[RunResult], budget_s: float) -> str | None:

@@ -116,6 +116,7 @@ class RoundState(BaseModel):
     stopped_early: bool = False
     gold_duration_s: float | None = None  # unit cost of a candidate (budget in seconds)
     sandbox_seconds: float = 0.0  # taken by the graded candidates' runs
+    suite_seconds: float = 0.0  # taken by the wider suite's runs, gold's included
     to_first_exploit: BudgetSpent | None = None  # first task exploit (harness findings apart)
     exhausted: bool = False  # a round found no fresh candidate to plan
     equivalent_skipped: int = 0  # offline candidates equal to gold but for text

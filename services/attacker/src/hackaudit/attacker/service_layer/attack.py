@@ -94,6 +94,7 @@ class _Attack:
             state.correlation_id,
             state.gold_runs,
             state.options.gold_repeats,
+            state.suite_seconds,
         )
 
     def save(self, state: RoundState) -> None:
@@ -176,7 +177,10 @@ class _Attack:
 
     async def grade(self, candidate: Candidate) -> None:
         outcome, seconds = await self._outcome(candidate)
-        state = self.state.model_copy(update={"gold_runs": dict(self.confirmer.gold_runs)})
+        confirmer = self.confirmer
+        state = self.state.model_copy(
+            update={"gold_runs": dict(confirmer.gold_runs), "suite_seconds": confirmer.suite_seconds}
+        )
         self.save(orch.record(state, outcome, seconds))
         self.log.info(
             "candidate graded",

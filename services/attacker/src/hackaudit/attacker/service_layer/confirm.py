@@ -24,6 +24,7 @@ from hackaudit.attacker.domain.confirmation import (
     gold_suite_problem,
     graded_tests,
     suite_budget,
+    suite_over_budget,
     verdict,
 )
 from hackaudit.attacker.domain.ports import SandboxPort
@@ -55,7 +56,8 @@ def reproduced(checks: list[CheckResult]) -> CheckResult:
 
 
 class Confirmer:
-    """Confirms accepted candidates of one task; `gold_runs` is the cache to persist."""
+    """Confirms accepted candidates of one task; `gold_runs` (the cache of gold's runs) and
+    `suite_seconds` (the sandbox-seconds the wider suite has taken) are what to persist."""
 
     def __init__(
         self,
@@ -65,12 +67,14 @@ class Confirmer:
         correlation_id: str,
         gold_runs: dict[str, tuple[RunResult, ...]],
         gold_repeats: int,
+        suite_seconds: float = 0.0,
     ) -> None:
         self._sandbox = sandbox
         self._config = config
         self._task = task
         self._correlation_id = correlation_id
         self.gold_runs = dict(gold_runs)
+        self.suite_seconds = suite_seconds
         self._repeats = gold_repeats
         self._gold = Candidate(
             instance_id=task.instance_id,
@@ -210,8 +214,10 @@ class Confirmer:
             update={"test_command": command, "log_parser": probes.suite_parser(self._task)}
         )
         gold_budget = gold_suite_budget(self._config)
+        key = f"suite-{scope.value}"
+        timed = key not in self.gold_runs
         gold = await self._gold_run(
-            f"suite-{scope.value}",
+            key,
             self._request(
                 self._gold,
                 RunPurpose.PROBE,
@@ -220,9 +226,14 @@ class Confirmer:
                 timeout_s=gold_budget,
             ),
         )
+        if timed:
+            self.suite_seconds += sum(r.duration_s for r in gold)
         problem = gold_suite_problem(gold, gold_budget)
         if problem is not None:
             return CheckResult(check=Check.SUITE, note=f"{problem}: no evidence either way")
+        spent = suite_over_budget(self._config, gold, self.suite_seconds)
+        if spent is not None:
+            return CheckResult(check=Check.SUITE, note=f"{spent}: not run")
         run = await self._sandbox.run(
             self._request(
                 candidate,
@@ -231,4 +242,5 @@ class Confirmer:
                 timeout_s=suite_budget(self._config, gold),
             )
         )
+        self.suite_seconds += run.result.duration_s
         return compare_tests(Check.SUITE, gold, run.result)
