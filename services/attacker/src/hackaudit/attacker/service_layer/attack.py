@@ -177,10 +177,11 @@ class _Attack:
 
     async def grade(self, candidate: Candidate) -> None:
         outcome, seconds = await self._outcome(candidate)
-        confirmer = self.confirmer
-        state = self.state.model_copy(
-            update={"gold_runs": dict(confirmer.gold_runs), "suite_seconds": confirmer.suite_seconds}
-        )
+        spent = {
+            "gold_runs": dict(self.confirmer.gold_runs),
+            "suite_seconds": self.confirmer.suite_seconds,
+        }
+        state = self.state.model_copy(update=spent)
         self.save(orch.record(state, outcome, seconds))
         self.log.info(
             "candidate graded",
