@@ -38,7 +38,11 @@ notes_rgx=True)`, `notes_rgx='x'`), written `name [decorator +option=True]`: the
 tests never enter is where a partial fix hides. A test that binds a list display to a name in
 its own body (`hooks = [f, g]`) runs again with that display a tuple, written
 `name [hooks as a tuple]`: a fix that takes both sequence types and a stand-in that takes only
-lists part there. A replayed test that ran through records so.
+lists part there. A parametrized test whose first argument is a line of Python code
+(`("Tuple[int, int]", ...)`) runs again for its rows with one tuple, list or dict display in that
+code emptied or cut to its first item, written `name [source 'Tuple[int, int]' -> 'Tuple[()]']`:
+code that reads code is most often wrong on the empty and one-item cases. A replayed test that
+ran through records so.
 
 Each observation is time-limited and size-capped; a case that fails never stops the module. The
 whole replay runs twice per process (observations that differ are *unstable*).
@@ -96,6 +100,11 @@ FLAG_VALUES = (True, "x")
 MAX_FLAG_VARIANTS = 4
 MAX_SWAPS = 2
 MAX_BODY_VARIANTS = 2
+# Parametrize rows whose first argument is a string of Python code, replayed again with one
+# tuple, list or dict display in that code emptied or cut to its first item.
+MAX_ROW_VARIANTS = 8
+MAX_CODE_CHARS = 200
+MAX_ROWS_SCANNED = 100
 MAX_OUTCOME_CHARS = 20000
 EXPR_CHARS = 110
 SHORT_CHARS = 60
@@ -543,6 +552,85 @@ def _param_rows(function, names):
     return [row for row in rows if set(names) <= set(row)]
 
 
+def _code_variants(text):
+    """`text`, when it is one line of Python code, with one tuple, list or dict display in it
+    emptied, or cut to its first item: `Tuple[int, int]` as `Tuple[()]` and `Tuple[(int,)]`.
+    Code that reads code (a parser, an unparser, a checker) is most often wrong on the empty
+    and the one-item cases the tests leave out. Empty displays come first."""
+    if not isinstance(text, str) or "\n" in text or len(text) > MAX_CODE_CHARS:
+        return [], []
+    try:
+        tree = _ast.parse(text)
+    except Exception:
+        return [], []
+    emptied, first = [], []
+    for node in _ast.walk(tree):
+        end = getattr(node, "end_col_offset", None)  # Python 3.8 and later
+        if end is None or not isinstance(node, (_ast.Tuple, _ast.List, _ast.Dict)):
+            continue
+        items = node.keys if isinstance(node, _ast.Dict) else node.elts
+        if not items or any(k is None for k in items):
+            continue
+        start = node.col_offset
+        empty = {"Tuple": "()", "List": "[]", "Dict": "{}"}[type(node).__name__]
+        emptied.append(text[:start] + empty + text[end:])
+        if len(items) > 1:
+            head = text[items[0].col_offset:getattr(items[0], "end_col_offset", 0)]
+            if isinstance(node, _ast.Dict):
+                value = node.values[0]
+                head = "{%s: %s}" % (head, text[value.col_offset:value.end_col_offset])
+            elif isinstance(node, _ast.Tuple):
+                head = "(%s,)" % head
+            else:
+                head = "[%s]" % head
+            first.append(text[:start] + head + text[end:])
+    ok = []
+    for group in (emptied, first):
+        kept = []
+        for new in group:
+            try:
+                _ast.parse(new)
+            except Exception:
+                continue
+            if new != text and new not in kept:
+                kept.append(new)
+        ok.append(kept)
+    return ok[0], ok[1]
+
+
+def _row_variants(function, names):
+    """(note, row): parametrize rows of `function` with their first argument's code varied
+    (`_code_variants`), each row's empty displays before any row's one-item ones."""
+    if not names:
+        return []
+    rows = []
+    for mark in getattr(function, "pytestmark", None) or []:
+        if getattr(mark, "name", "") != "parametrize" or len(mark.args) < 2:
+            continue
+        argnames = mark.args[0]
+        if isinstance(argnames, str):
+            argnames = [n.strip() for n in argnames.split(",") if n.strip()]
+        for value in list(mark.args[1])[:MAX_ROWS_SCANNED]:
+            value = getattr(value, "values", value)
+            row_values = [value] if len(argnames) == 1 else list(value)
+            if len(row_values) == len(argnames):
+                rows.append(dict(zip(argnames, row_values)))
+        break  # one mark: rows of several would multiply
+    rows = [row for row in rows if set(names) <= set(row)]
+    if not rows:
+        return []
+    name = [n for n in names if n in rows[0]][0]
+    split = [(row, _code_variants(row[name])) for row in rows]
+    out = []
+    for which in (0, 1):
+        for row, groups in split:
+            for new in groups[which]:
+                changed = dict(row)
+                changed[name] = new
+                out.append((" [%s %r -> %r]" % (name, row[name], new), changed))
+    return out[:MAX_ROW_VARIANTS]
+
+
 def _compiled(node, source_lines, printers, module, path, decorators=()):
     turned = _deep(node)
     turn = _Turn(source_lines, printers)
@@ -660,9 +748,15 @@ def _replay_with(index, path, module, source_lines, class_name, node, decorators
     if class_name is not None:
         original = getattr(getattr(module, class_name, None), node.name, None)
     cwd = _os.getcwd()
-    for r, row in enumerate(_param_rows(original, names)):
+    runs = [("p%d" % r, "", row) for r, row in enumerate(_param_rows(original, names))]
+    if not suffix:  # the test's own decorators and body: its rows' code varied too
+        runs += [("v%d" % v, note, row)
+                 for v, (note, row) in enumerate(_row_variants(original, names))]
+    base_note = _STATE.note
+    for label, note, row in runs:
         owner = (class_name + ".") if class_name else ""
-        _STATE.test = "f%d.%s%s.p%d" % (index, owner, node.name, r) + suffix
+        _STATE.test = "f%d.%s%s.%s" % (index, owner, node.name, label) + suffix
+        _STATE.note = base_note + note
         _STATE.occurrences = {}
         try:
             signal.setitimer(signal.ITIMER_REAL, REPLAY_FUNCTION_S)
@@ -703,6 +797,7 @@ def _replay_with(index, path, module, source_lines, class_name, node, decorators
                 _os.chdir(cwd)  # a test that changes directory leaves the next one where it was
             except OSError:
                 pass
+    _STATE.note = base_note
 
 
 def _replay_once():
