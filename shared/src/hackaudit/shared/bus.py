@@ -323,14 +323,9 @@ class Slots:
     """
 
     def __init__(self, size: int, heartbeat_s: float):
-        self.size = size
         self.heartbeat_s = heartbeat_s
         self._free = asyncio.Semaphore(size)
         self._running: set[asyncio.Task[None]] = set()
-
-    @property
-    def busy(self) -> int:
-        return len(self._running)
 
     async def submit(self, delivery: Delivery, work: Callable[[], Awaitable[None]]) -> None:
         waiting = asyncio.create_task(keep_in_progress(delivery, self.heartbeat_s))
