@@ -21,6 +21,7 @@ from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import AttackCompleted, DeadLetter
 from hackaudit.shared.errors import PermanentError
 from hackaudit.shared.nats_server import EmbeddedNats
+from hackaudit.shared.service import Service, running
 from hackaudit.shared.settings import BusSettings
 
 pytestmark = pytest.mark.integration
@@ -365,3 +366,25 @@ async def test_copy_of_a_message_still_being_handled_is_dropped(nats_url: str) -
     assert calls == ["task-7"]
     assert info.num_ack_pending == 0 and info.num_pending == 0
     assert await dead_letters(nats_url) == []
+
+
+async def test_stopping_a_service_stops_its_concurrent_handlers(nats_url: str) -> None:
+    settings = fast_settings()
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def hang(msg: AttackCompleted) -> None:
+        started.set()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    def attach(broker: NatsBroker) -> None:
+        bus.subscribe(broker, CONSUMER, AttackCompleted, hang, settings, concurrency=2)
+
+    service = Service("hanging", [CONSUMER], attach)
+    async with running(nats_url, service, settings) as broker:
+        await bus.publish(broker, CONSUMER.subject, message(8))
+        await asyncio.wait_for(started.wait(), timeout=10)
+    assert cancelled.is_set()  # stopped with the service, not left running
