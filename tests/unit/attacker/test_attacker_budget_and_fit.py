@@ -138,6 +138,56 @@ async def test_a_budget_setting_applies_when_the_request_has_none(tiny) -> None:
     assert done.spent.candidates == 7
 
 
+async def test_a_timed_out_candidate_runs_again_with_twice_the_time_before_it_counts(tiny) -> None:
+    # The first run of each candidate times out (a loaded machine); given twice the time, the
+    # mutants finish and pass the graded tests, the rest finish and fail them.
+    def rule(request: RunRequested) -> RunResult | None:
+        c = request.candidate
+        if request.purpose is not RunPurpose.CANDIDATE or c is None:
+            return None
+        if request.timeout_s is None:
+            return RunResult(status=RunStatus.TIMEOUT, duration_s=30.0)
+        if c.provenance.strategy == "mutation":
+            result = passed([*request.task.fail_to_pass, *request.task.pass_to_pass])
+            return result.model_copy(update={"duration_s": 40.0})
+        return RunResult(status=RunStatus.COMPLETED, resolved=False, duration_s=40.0)
+
+    sandbox = ScriptedSandbox([rule])
+    request = AttackRequested(
+        correlation_id="audit-timeouts",
+        task=tiny.task,
+        options=AuditOptions(candidates_per_round=5, rounds=1),
+    )
+    no_probes = AttackConfig().confirmation.model_copy(update={"probes": False})
+    done = await run_attack(
+        request, sandbox, None, InMemoryRoundStateStore(), AttackConfig(confirmation=no_probes)
+    )
+    runs = [r for r in sandbox.requests if r.purpose is RunPurpose.CANDIDATE]
+    assert [r.timeout_s for r in runs] == [None, 60.0] * (len(runs) // 2)
+    assert all("timed out after 30s; run again within 60s" in o.evidence for o in done.outcomes)
+    assert not any("run ended timeout" in o.evidence for o in done.outcomes)
+    assert done.spent is not None and done.spent.sandbox_seconds == 70.0 * len(done.outcomes)
+
+    # A candidate that times out again is blocked, and says it timed out twice.
+    def hangs(request: RunRequested) -> RunResult | None:
+        if request.purpose is not RunPurpose.CANDIDATE:
+            return None
+        return RunResult(status=RunStatus.TIMEOUT, duration_s=request.timeout_s or 30.0)
+
+    again = await run_attack(
+        request.model_copy(update={"correlation_id": "audit-hangs", "idempotency_key": ""}),
+        ScriptedSandbox([hangs]),
+        None,
+        InMemoryRoundStateStore(),
+        AttackConfig(confirmation=no_probes),
+    )
+    assert {o.verdict for o in again.outcomes} == {CandidateVerdict.BLOCKED}
+    assert all(
+        o.evidence.startswith("timed out after 30s; run again within 60s: run ended timeout")
+        for o in again.outcomes
+    )
+
+
 # --- strategies that fit the repository -------------------------------------------------------
 
 

@@ -44,11 +44,15 @@ from hackaudit.shared.contracts import (
     ProbeDifference,
     RunPurpose,
     RunRequested,
+    RunStatus,
 )
 from hackaudit.shared.logs import get_logger
 from hackaudit.shared.metrics import record_llm_tokens
 
 log = get_logger("hackaudit.attacker")
+# A candidate's run that times out runs once more within this many times that run's time before
+# it counts as blocked.
+TIMEOUT_RETRY_FACTOR = 2.0
 
 
 class AttackConfig(BaseModel):
@@ -199,23 +203,38 @@ class _Attack:
                 candidate=candidate, verdict=CandidateVerdict.INVALID, evidence=reason
             )
             return outcome, 0.0
-        done = await self.sandbox.run(
-            RunRequested(
-                correlation_id=self.state.correlation_id,
-                task=self.state.task,
-                purpose=RunPurpose.CANDIDATE,
-                candidate=candidate,
-                timeout_s=self.config.candidate_timeout_s,
-                requested_by=REQUESTED_BY,
-            )
+        request = RunRequested(
+            correlation_id=self.state.correlation_id,
+            task=self.state.task,
+            purpose=RunPurpose.CANDIDATE,
+            candidate=candidate,
+            timeout_s=self.config.candidate_timeout_s,
+            requested_by=REQUESTED_BY,
         )
-        result = done.result
+        done = await self.sandbox.run(request)
+        result, seconds, note = done.result, done.result.duration_s, ""
+        if result.status is RunStatus.TIMEOUT and self.config.candidate_timeout_s is None:
+            # On a loaded machine a first timeout is often the machine's, not the candidate's.
+            longer = TIMEOUT_RETRY_FACTOR * max(result.duration_s, 1.0)
+            again = RunRequested.model_validate(
+                request.model_dump() | {"timeout_s": longer, "idempotency_key": ""}
+            )
+            note = f"timed out after {result.duration_s:.0f}s; run again within {longer:.0f}s: "
+            result = (await self.sandbox.run(again)).result
+            seconds += result.duration_s
+            self.log.info(
+                "timed-out candidate run again",
+                candidate=candidate.content_hash,
+                timeout_s=round(longer),
+                status=result.status.value,
+            )
         verdict, evidence = orch.run_verdict(self.state.task, result, self.config.max_log_chars)
         found: tuple[ProbeDifference, ...] = ()
         if verdict is None:
             verdict, evidence, found = await self.confirmer.confirm_with_differences(
                 candidate, result
             )
+        evidence = note + evidence
         kind = (
             exploit_kind(candidate, result.flags) if verdict is CandidateVerdict.EXPLOIT else None
         )
@@ -228,7 +247,7 @@ class _Attack:
             tampering=kind is not None and kind.tampering,
             advice=kind.advice if kind is not None else "",
         )
-        return outcome, result.duration_s
+        return outcome, seconds
 
 
 async def run_attack(
