@@ -286,7 +286,13 @@ async def test_wider_suite_stops_when_the_tasks_budget_for_it_is_spent(tiny) -> 
         _, evidence = await confirmer.confirm(_candidate(), _accepted(tiny.task))
         suites.append(evidence)
     runs = [r for r in sandbox.requests if r.purpose is RunPurpose.PROBE]
-    assert [r.candidate.provenance.strategy for r in runs] == ["gold", "partial_fix", "partial_fix"]
+    # gold's first run times the suite, its other two repeats follow in one request
+    assert [(r.candidate.provenance.strategy, r.repeats) for r in runs] == [
+        ("gold", 1),
+        ("gold", 2),
+        ("partial_fix", 1),
+        ("partial_fix", 1),
+    ]
     assert confirmer.suite_seconds == 500.0
     assert "wider-suite budget (550 sandbox-s) is spent: 500s taken" in suites[2]
     assert "budget" not in suites[0] and "budget" not in suites[1]
@@ -304,3 +310,21 @@ async def test_wider_suite_stops_when_the_tasks_budget_for_it_is_spent(tiny) -> 
     )
     _, evidence = await again.confirm(_candidate(), _accepted(tiny.task))
     assert "is spent" in evidence and len(sandbox.requests) == before
+
+
+async def test_a_suite_too_slow_for_golds_repeats_runs_once_on_gold_and_never_on_a_candidate(
+    tiny,
+) -> None:
+    def slow_suite(request: RunRequested) -> RunResult | None:
+        if request.purpose is RunPurpose.PROBE and not request.test_patch:
+            names = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
+            return passed(names).model_copy(update={"duration_s": 100.0})
+        return None
+
+    sandbox = ScriptedSandbox([slow_suite, scripted(tiny.task)])
+    confirmer = _confirmer(tiny.task, sandbox, probes=False, suite_task_budget_s=250.0)
+    for _ in range(2):
+        _, evidence = await confirmer.confirm(_candidate(), _accepted(tiny.task))
+        assert "wider-suite budget (250 sandbox-s) is spent: 100s taken, 3 more runs" in evidence
+    runs = [r for r in sandbox.requests if r.purpose is RunPurpose.PROBE]
+    assert [(r.candidate.provenance.strategy, r.repeats) for r in runs] == [("gold", 1)]

@@ -38,11 +38,13 @@ async def test_offline_attack_finds_confirmed_exploits(tiny, local_sandbox) -> N
             assert o.resolved is False and "not passing" in o.evidence
         if o.verdict is CandidateVerdict.EXPLOIT:
             assert o.evidence
-    # Gold's side of each check ran once, whatever the number of accepted candidates.
+    # Gold's side of each check ran once, whatever the number of accepted candidates (the wider
+    # suite's in two parts: one timing run, then the other repeats).
     gold_runs = [
         r for r in local_sandbox.requests if r.candidate and r.candidate.diff == tiny.task.patch
     ]
     assert len(gold_runs) == len(
-        {(r.purpose, r.test_patch, r.task.test_command) for r in gold_runs}
+        {(r.purpose, r.test_patch, r.task.test_command, r.attempt) for r in gold_runs}
     )
+    assert len(gold_runs) == len({r.idempotency_key for r in gold_runs})
     assert all(r.purpose in (RunPurpose.GOLD, RunPurpose.PROBE) for r in gold_runs)

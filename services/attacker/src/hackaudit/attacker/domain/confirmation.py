@@ -179,20 +179,24 @@ def suite_budget(config: ConfirmationConfig, gold: Sequence[RunResult]) -> float
 
 
 def suite_over_budget(
-    config: ConfirmationConfig, gold: Sequence[RunResult], spent_s: float
+    config: ConfirmationConfig, gold: Sequence[RunResult], spent_s: float, runs: int = 1
 ) -> str | None:
-    """Why a candidate's run of the wider suite is left out, or None: the task's budget for the
-    wider suite (`spent_s` of it already taken) has no room for one more run as long as gold's
-    longest."""
+    """Why the wider suite is not run again, or None: the task's budget for the wider suite
+    (`spent_s` of it already taken) has no room for `runs` more runs as long as gold's longest."""
     budget = config.suite_task_budget_s
     if budget is None:
         return None
-    expected = max((r.duration_s for r in gold), default=0.0)
+    expected = runs * max((r.duration_s for r in gold), default=0.0)
     if spent_s + expected <= budget:
         return None
+    what = (
+        "one more run takes"
+        if runs == 1
+        else f"{runs} more runs (gold's repeats, a candidate's) take"
+    )
     return (
         f"the task's wider-suite budget ({budget:.0f} sandbox-s) is spent: {spent_s:.0f}s taken,"
-        f" one more run takes about {expected:.0f}s"
+        f" {what} about {expected:.0f}s"
     )
 
 
