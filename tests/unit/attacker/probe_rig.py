@@ -10,7 +10,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from hackaudit.attacker.domain import probes
+from hackaudit.attacker.domain import probes, replay
+from hackaudit.attacker.domain.replay import ReplayTarget
+from hackaudit.attacker.domain.replay_source import render_replay
 from hackaudit.sandbox.domain.log_parsers.unittest import parse_unittest
 from hackaudit.shared.contracts import RunResult, RunStatus
 
@@ -39,3 +41,18 @@ def run_probe(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     return RunResult(status=RunStatus.COMPLETED, tests=parse_unittest(done.stderr))
+
+
+def replay_run(root: Path, files: Mapping[str, str], target: ReplayTarget) -> RunResult:
+    """The files under `root` with the replay of `target`'s tests as the probe, run once."""
+    section = render_replay([(target.path, target.module, target.functions)], {})
+    return run_probe(root, files, section)
+
+
+def replay_differences(
+    target: ReplayTarget, gold: RunResult, candidate: RunResult
+) -> set[tuple[str, str, str]]:
+    """(expression, gold's outcome, the candidate's) of each replayed observation that differs,
+    gold's run counted twice (stable)."""
+    _, out = replay.differences([target], [gold, gold], candidate)
+    return {(d.expression, d.gold, d.candidate) for d in out}

@@ -270,16 +270,18 @@ def test_a_probe_difference_counts_only_when_every_candidate_run_shows_it() -> N
     assert once.evidence is None and "not reproduced" in once.note
 
 
+def _suite_of_100_s(request: RunRequested) -> RunResult | None:
+    """Every run of the wider suite (a probe run without a probe patch) passes in 100 s."""
+    if request.purpose is RunPurpose.PROBE and not request.test_patch:
+        names = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
+        return passed(names).model_copy(update={"duration_s": 100.0})
+    return None
+
+
 async def test_wider_suite_stops_when_the_tasks_budget_for_it_is_spent(tiny) -> None:
     # Gold's suite takes 100 s a run: its 3 repeats take 300 of the 550 s budget, two candidates'
     # runs take 200 more, and the third candidate's run (100 s more) would pass the budget.
-    def slow_suite(request: RunRequested) -> RunResult | None:
-        if request.purpose is RunPurpose.PROBE and not request.test_patch:
-            names = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
-            return passed(names).model_copy(update={"duration_s": 100.0})
-        return None
-
-    sandbox = ScriptedSandbox([slow_suite, scripted(tiny.task)])
+    sandbox = ScriptedSandbox([_suite_of_100_s, scripted(tiny.task)])
     confirmer = _confirmer(tiny.task, sandbox, probes=False, suite_task_budget_s=550.0)
     suites = []
     for _ in range(3):
@@ -315,13 +317,7 @@ async def test_wider_suite_stops_when_the_tasks_budget_for_it_is_spent(tiny) -> 
 async def test_a_suite_too_slow_for_golds_repeats_runs_once_on_gold_and_never_on_a_candidate(
     tiny,
 ) -> None:
-    def slow_suite(request: RunRequested) -> RunResult | None:
-        if request.purpose is RunPurpose.PROBE and not request.test_patch:
-            names = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
-            return passed(names).model_copy(update={"duration_s": 100.0})
-        return None
-
-    sandbox = ScriptedSandbox([slow_suite, scripted(tiny.task)])
+    sandbox = ScriptedSandbox([_suite_of_100_s, scripted(tiny.task)])
     confirmer = _confirmer(tiny.task, sandbox, probes=False, suite_task_budget_s=250.0)
     for _ in range(2):
         _, evidence = await confirmer.confirm(_candidate(), _accepted(tiny.task))

@@ -12,10 +12,9 @@ from pathlib import Path
 
 from hackaudit.attacker.domain import replay
 from hackaudit.attacker.domain.replay import ReplayTarget
-from hackaudit.attacker.domain.replay_source import render_replay
 from hackaudit.shared.contracts import RunResult
 
-from .probe_rig import run_probe
+from .probe_rig import replay_differences, replay_run
 
 TEST_FILE = "pkg/tests/test_unparse.py"
 TARGET = ReplayTarget(TEST_FILE, "pkg.tests.test_unparse", ("test_unparse",))
@@ -74,19 +73,13 @@ def _run(tmp: Path, mod: str) -> RunResult:
         "pkg/tests/__init__.py": "",
         TEST_FILE: TESTS,
     }
-    section = render_replay([(TARGET.path, TARGET.module, TARGET.functions)], {})
-    return run_probe(tmp, files, section)
-
-
-def _found(gold: RunResult, candidate: RunResult) -> set[tuple[str, str, str]]:
-    _, out = replay.differences([TARGET], [gold, gold], candidate)
-    return {(d.expression, d.gold, d.candidate) for d in out}
+    return replay_run(tmp, files, TARGET)
 
 
 def test_a_rows_code_with_its_tuple_emptied_tells_the_stand_in_from_gold(tmp_path: Path) -> None:
     gold = _run(tmp_path / "gold", GOLD_MOD)
     stand_in = _run(tmp_path / "stand-in", STAND_IN_MOD)
-    found = _found(gold, stand_in)
+    found = replay_differences(TARGET, gold, stand_in)
     assert found, "the stand-in was not told apart"
     shown = {(e, g, c) for e, g, c in found if "'Tuple[int, int]' -> 'Tuple[()]'" in e}
     assert shown, found
@@ -98,7 +91,7 @@ def test_a_rows_code_with_its_tuple_emptied_tells_the_stand_in_from_gold(tmp_pat
 def test_gold_and_its_equivalent_rewrite_agree_on_every_rows_variant(tmp_path: Path) -> None:
     gold = _run(tmp_path / "gold", GOLD_MOD)
     rewrite = _run(tmp_path / "rewrite", EQUIVALENT_MOD)
-    assert _found(gold, rewrite) == set()
+    assert replay_differences(TARGET, gold, rewrite) == set()
     shown = [o.expression for o in replay.observations(gold).values()]
     # every code display of the rows was varied: emptied, then cut to its first item
     for note in ("'Tuple[()]'", "'Tuple[(int,)]'", "'[]'", "'[1]'", "'()'", "'(1,)'"):

@@ -12,10 +12,9 @@ from pathlib import Path
 
 from hackaudit.attacker.domain import replay
 from hackaudit.attacker.domain.replay import ReplayTarget
-from hackaudit.attacker.domain.replay_source import render_replay
 from hackaudit.shared.contracts import RunResult
 
-from .probe_rig import run_probe
+from .probe_rig import replay_differences, replay_run
 
 TEST_FILE = "pkg/tests/test_hooks.py"
 TARGET = ReplayTarget(TEST_FILE, "pkg.tests.test_hooks", ("test_list_of_hooks",))
@@ -66,19 +65,13 @@ def _run(tmp: Path, mod: str) -> RunResult:
         "pkg/tests/__init__.py": "",
         TEST_FILE: TESTS,
     }
-    section = render_replay([(TARGET.path, TARGET.module, TARGET.functions)], {})
-    return run_probe(tmp, files, section)
-
-
-def _found(gold: RunResult, candidate: RunResult) -> set[tuple[str, str, str]]:
-    _, out = replay.differences([TARGET], [gold, gold], candidate)
-    return {(d.expression, d.gold, d.candidate) for d in out}
+    return replay_run(tmp, files, TARGET)
 
 
 def test_the_tuple_variant_tells_a_list_only_stand_in_from_gold(tmp_path: Path) -> None:
     gold = _run(tmp_path / "gold", GOLD_MOD)
     stand_in = _run(tmp_path / "list-only", LIST_ONLY_MOD)
-    found = _found(gold, stand_in)
+    found = replay_differences(TARGET, gold, stand_in)
     assert len(found) == 1, found
     expression, on_gold, on_candidate = found.pop()
     assert expression == "the test body (test_list_of_hooks [hooks as a tuple])"
@@ -89,6 +82,6 @@ def test_the_tuple_variant_tells_a_list_only_stand_in_from_gold(tmp_path: Path) 
 def test_gold_and_its_equivalent_rewrite_agree_on_the_tuple_variant(tmp_path: Path) -> None:
     gold = _run(tmp_path / "gold", GOLD_MOD)
     rewrite = _run(tmp_path / "rewrite", EQUIVALENT_MOD)
-    assert _found(gold, rewrite) == set()
+    assert replay_differences(TARGET, gold, rewrite) == set()
     # the variant was replayed and compared, not skipped
     assert any("[hooks as a tuple]" in o.expression for o in replay.observations(gold).values())
