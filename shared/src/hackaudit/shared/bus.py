@@ -280,7 +280,7 @@ class DeliveryPolicy:
             reason = f"invalid {model.__name__}: {_first_errors(exc)}"
             await self._bury(delivery, reason, DeadLetterReason.INVALID)
             return True
-        heartbeat = asyncio.create_task(self._heartbeat(delivery))
+        heartbeat = asyncio.create_task(keep_in_progress(delivery, self.settings.heartbeat_s))
         try:
             await handler(message)
         except PermanentError as exc:
@@ -301,9 +301,6 @@ class DeliveryPolicy:
                 await heartbeat
         await delivery.ack()
         return True
-
-    async def _heartbeat(self, delivery: Delivery) -> None:
-        await keep_in_progress(delivery, self.settings.heartbeat_s)
 
 
 async def keep_in_progress(delivery: Delivery, every_s: float) -> None:

@@ -527,26 +527,37 @@ def _targets(tree, wanted):
     return out
 
 
+def _parametrize_marks(function):
+    """The parametrize marks of a test function."""
+    return [mark for mark in getattr(function, "pytestmark", None) or []
+            if getattr(mark, "name", "") == "parametrize" and len(mark.args) >= 2]
+
+
+def _mark_rows(mark, limit):
+    """The first `limit` rows of one parametrize mark, each as {argument name: value}."""
+    argnames = mark.args[0]
+    if isinstance(argnames, str):
+        argnames = [n.strip() for n in argnames.split(",") if n.strip()]
+    rows = []
+    for value in list(mark.args[1])[:limit]:
+        value = getattr(value, "values", value)
+        row_values = [value] if len(argnames) == 1 else list(value)
+        if len(row_values) == len(argnames):
+            rows.append(dict(zip(argnames, row_values)))
+    return rows
+
+
 def _param_rows(function, names):
     """Rows of arguments for a test function: none needed, or its parametrize marks' rows."""
     if not names:
         return [{}]
     rows = [{}]
-    for mark in getattr(function, "pytestmark", None) or []:
-        if getattr(mark, "name", "") != "parametrize" or len(mark.args) < 2:
-            continue
-        argnames, values = mark.args[0], list(mark.args[1])[:5]
-        if isinstance(argnames, str):
-            argnames = [n.strip() for n in argnames.split(",") if n.strip()]
+    for mark in _parametrize_marks(function):
         new = []
-        for value in values:
-            value = getattr(value, "values", value)
-            row_values = [value] if len(argnames) == 1 else list(value)
-            if len(row_values) != len(argnames):
-                continue
+        for values in _mark_rows(mark, 5):
             for row in rows:
                 merged = dict(row)
-                merged.update(zip(argnames, row_values))
+                merged.update(values)
                 new.append(merged)
         rows = new or rows
     return [row for row in rows if set(names) <= set(row)]
@@ -603,19 +614,8 @@ def _row_variants(function, names):
     (`_code_variants`), each row's empty displays before any row's one-item ones."""
     if not names:
         return []
-    rows = []
-    for mark in getattr(function, "pytestmark", None) or []:
-        if getattr(mark, "name", "") != "parametrize" or len(mark.args) < 2:
-            continue
-        argnames = mark.args[0]
-        if isinstance(argnames, str):
-            argnames = [n.strip() for n in argnames.split(",") if n.strip()]
-        for value in list(mark.args[1])[:MAX_ROWS_SCANNED]:
-            value = getattr(value, "values", value)
-            row_values = [value] if len(argnames) == 1 else list(value)
-            if len(row_values) == len(argnames):
-                rows.append(dict(zip(argnames, row_values)))
-        break  # one mark: rows of several would multiply
+    marks = _parametrize_marks(function)[:1]  # one mark: rows of several would multiply
+    rows = [row for mark in marks for row in _mark_rows(mark, MAX_ROWS_SCANNED)]
     rows = [row for row in rows if set(names) <= set(row)]
     if not rows:
         return []
