@@ -52,6 +52,22 @@ async def run_audit(
     return tracker
 
 
+async def show_plain_progress(tracker: progress.AuditTracker, limit_s: float) -> None:
+    plain = progress.PlainProgress()
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    while True:
+        elapsed = loop.time() - start
+        for line in plain.lines(tracker, elapsed):
+            err.print(line, highlight=False, markup=False)
+        if tracker.done:
+            return
+        if elapsed > limit_s:
+            err.print(f"timed out after {limit_s:.0f}s: reporting what finished")
+            return
+        await asyncio.sleep(1.0)
+
+
 def task_reports(tracker: progress.AuditTracker, tasks: list[Task]) -> list[report.TaskReport]:
     """One report item per input task, in input order (tasks that never ran have no verdict).
     A repaired task is reported by its re-audit, whose verdict names the one it replaces."""
@@ -82,6 +98,9 @@ def task_reports(tracker: progress.AuditTracker, tasks: list[Task]) -> list[repo
 
 
 async def show_progress(tracker: progress.AuditTracker, limit_s: float) -> None:
+    if not err.is_terminal:  # a log file or CI: lines of text, not bars redrawn in place
+        await show_plain_progress(tracker, limit_s)
+        return
     total = len(tracker.correlation_ids)
     with Progress(*bars_columns(), console=err, transient=False) as bars:
         rows = {s: bars.add_task(label, total=total) for s, label in progress.STAGE_LABELS.items()}

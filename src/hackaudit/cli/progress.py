@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
+from math import inf
 
 from nats.aio.client import Client
 from nats.aio.msg import Msg
@@ -147,6 +148,60 @@ class AuditTracker:
         if len(self.scored) != len(self.correlation_ids):
             return False
         return not any(self.repair_pending(cid) for cid in self.scored)
+
+
+HEARTBEAT_S = 120.0  # a summary line at least this often, even when nothing moved
+STAGE_NAMES = {Stage.SANITY: "sanity", Stage.ATTACK: "attack", Stage.SCORED: "scored"}
+
+
+def clock(seconds: float) -> str:
+    """Elapsed time as `m:ss`, or `h:mm:ss` from an hour."""
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+@dataclass
+class PlainProgress:
+    """An audit's progress as lines of text, for a console that is not a terminal (a log file,
+    CI): one line per task as it is scored (and re-scored after its repair), and a summary line
+    whenever a stage count moves, or after `heartbeat_s` without one."""
+
+    heartbeat_s: float = HEARTBEAT_S
+    _counts: tuple[int, ...] | None = None
+    _last_at: float = -inf
+    _reported: set[str] = field(default_factory=set)
+
+    def lines(self, tracker: AuditTracker, elapsed_s: float) -> list[str]:
+        stamp = f"[{clock(elapsed_s)}]"
+        out = [f"{stamp} {line}" for line in self._verdicts(tracker)]
+        total = len(tracker.correlation_ids)
+        counts = tuple(tracker.reached(stage) for stage in STAGE_NAMES)
+        if counts != self._counts or elapsed_s - self._last_at >= self.heartbeat_s:
+            self._counts, self._last_at = counts, elapsed_s
+            parts = [
+                f"{name} {n}/{total}" for name, n in zip(STAGE_NAMES.values(), counts, strict=True)
+            ]
+            parts.append(f"sandbox runs {sum(tracker.runs.values())}")
+            out.append(f"{stamp} " + " · ".join(parts))
+        return out
+
+    def _verdicts(self, tracker: AuditTracker) -> list[str]:
+        out: list[str] = []
+        for key, scored, prefix in [
+            *((cid, s, "scored") for cid, s in tracker.scored.items()),
+            *(
+                (cid + REAUDIT_SUFFIX, s, "re-audited after repair")
+                for cid, s in tracker.repaired.items()
+            ),
+        ]:
+            if key in self._reported:
+                continue
+            self._reported.add(key)
+            eqs = "" if scored.eqs is None else f" (EQS {scored.eqs:.3f})"
+            hackable = " hackable" if scored.hackable else ""
+            out.append(f"{prefix} {scored.instance_id}: {scored.verdict.value}{eqs}{hackable}")
+        return out
 
 
 async def watch(nc: Client, on_event: Callable[[str, bytes], None]) -> Subscription:

@@ -1,0 +1,52 @@
+"""Without a terminal (a log file, CI), an audit's progress is lines of text: each task's verdict
+as it is scored, and a summary whenever a stage moves or a heartbeat has passed."""
+
+from __future__ import annotations
+
+from hackaudit.cli.progress import AuditTracker, PlainProgress, clock
+from hackaudit.shared import subjects
+from hackaudit.shared.contracts import TaskScored, Verdict
+
+
+def _scored(cid: str, instance: str, verdict: Verdict, eqs: float, hackable: bool) -> bytes:
+    msg = TaskScored(
+        correlation_id=cid, instance_id=instance, verdict=verdict, eqs=eqs, hackable=hackable
+    )
+    return msg.model_dump_json().encode()
+
+
+def test_each_verdict_is_printed_once_and_the_summary_when_counts_move() -> None:
+    tracker = AuditTracker({"a/1": "lib-1", "a/2": "lib-2"})
+    plain = PlainProgress(heartbeat_s=120)
+    assert plain.lines(tracker, 0) == [
+        "[0:00] sanity 0/2 · attack 0/2 · scored 0/2 · sandbox runs 0"
+    ]
+    assert plain.lines(tracker, 30) == []  # nothing moved, no heartbeat due
+
+    tracker.observe(subjects.TASK_SCORED, _scored("a/1", "lib-1", Verdict.FIX, 0.5385, True))
+    assert plain.lines(tracker, 65) == [
+        "[1:05] scored lib-1: FIX (EQS 0.538) hackable",
+        "[1:05] sanity 1/2 · attack 1/2 · scored 1/2 · sandbox runs 0",
+    ]
+    assert plain.lines(tracker, 70) == []  # the verdict is not repeated
+
+    assert plain.lines(tracker, 65 + 120) == [
+        "[3:05] sanity 1/2 · attack 1/2 · scored 1/2 · sandbox runs 0"
+    ]  # the heartbeat
+
+
+def test_a_re_audit_after_repair_gets_its_own_line() -> None:
+    tracker = AuditTracker({"a/1": "lib-1"}, repair=True)
+    plain = PlainProgress()
+    tracker.observe(subjects.TASK_SCORED, _scored("a/1", "lib-1", Verdict.FIX, 0.6, True))
+    tracker.observe(
+        subjects.TASK_SCORED, _scored("a/1/repaired", "lib-1", Verdict.KEEP, 0.95, False)
+    )
+    lines = plain.lines(tracker, 10)
+    assert "[0:10] scored lib-1: FIX (EQS 0.600) hackable" in lines
+    assert "[0:10] re-audited after repair lib-1: KEEP (EQS 0.950)" in lines
+
+
+def test_the_clock_shows_hours_from_an_hour() -> None:
+    assert clock(59.9) == "0:59"
+    assert clock(3725) == "1:02:05"
