@@ -300,3 +300,39 @@ async def test_attack_runs_no_text_only_candidate_and_says_why_budget_is_left(
         "2-line gold patch (budget: 15 candidates (3 rounds of 5))"
     )
     assert f"{done.equivalent_skipped} equal to gold up to comments/docstrings" in done.budget_note
+
+
+# A hunk that starts inside brackets, in the shape of a real gold patch (sympy's
+# `Contains.as_set`): its first context line closes a call opened above the hunk.
+BRACKETED_GOLD = "\n".join(
+    [
+        "--- a/pkg/contains.py",
+        "+++ b/pkg/contains.py",
+        "@@ -45,4 +45,4 @@ def binary_symbols(self):",
+        "             isinstance(i, (Eq, Ne))])",
+        " ",
+        "     def as_set(self):",
+        "-        raise NotImplementedError()",
+        "+        return self.args[1]",
+        "",
+    ]
+)
+
+
+def test_a_hunk_inside_brackets_is_code_not_prose() -> None:
+    starts_inside = ["            isinstance(i, (Eq, Ne))])", "", "    def as_set(self):"]
+    assert behaviour.code_mask(starts_inside) == [True, False, True]
+    ends_inside = ["    x = combine(a,", "                b,"]
+    assert behaviour.code_mask(ends_inside) == [True, True]
+    assert behaviour.code_changes(BRACKETED_GOLD) == 2
+
+
+def test_a_gold_patch_whose_hunk_starts_inside_brackets_gets_its_mutants() -> None:
+    task = Task(
+        instance_id="pkg__pkg-1", repo="x/pkg", base_commit="abc", patch=BRACKETED_GOLD,
+        test_patch="", FAIL_TO_PASS=["t"],
+    )  # fmt: skip
+    found = mutation.mutants(task)
+    assert {c.provenance.detail.split(":")[0] for c in found} >= {"return_value", "boundary"}
+    assert all(behaviour.changes_behaviour(task.patch, c.diff) for c in found)
+    assert behaviour.changes_behaviour(task.patch, BRACKETED_GOLD.replace("args[1]", "args[0]"))

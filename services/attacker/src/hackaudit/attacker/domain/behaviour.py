@@ -8,7 +8,9 @@ statement (docstrings) removed, which is what its syntax tree holds once docstri
 
 A hunk may start inside a docstring (git cuts hunks anywhere); `code_mask` reads the fragment as
 starting inside a triple-quoted string when that is the only way it makes sense, so prose lines
-of a docstring are never taken for code.
+of a docstring are never taken for code. A hunk may also start or end inside brackets (the tail
+of a call, a literal whose items go on): the fragment is read with the brackets it closes opened
+before it and the ones it leaves open closed after it, so its code is never taken for prose.
 
 When the two patches do not line up (other files, other hunks, other base lines), nothing is
 claimed: the candidate is treated as possibly different and runs.
@@ -26,6 +28,9 @@ from hackaudit.attacker.domain import diffs
 _DELIMS = ('"""', "'''")
 _SKIP = {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
 _STRING_PREFIX = re.compile(r"^[rRbBuUfF]{0,2}$")
+_SIMPLE_STRING = re.compile(r"'[^'\\\n]*(?:\\.[^'\\\n]*)*'|\"[^\"\\\n]*(?:\\.[^\"\\\n]*)*\"")
+_OPENER = {")": "(", "]": "[", "}": "{"}
+_CLOSER = {v: k for k, v in _OPENER.items()}
 
 Signature = tuple[tuple[str, tuple[str, ...]], ...]
 
@@ -58,6 +63,31 @@ def _closing_delimiter(lines: Sequence[str]) -> str | None:
     return None
 
 
+def _balanced(lines: Sequence[str]) -> list[str] | None:
+    """The fragment with the brackets it closes without opening put before its first code line,
+    and the ones it leaves open closed on a line after it; None when it is balanced already."""
+    open_: list[str] = []
+    missing: list[str] = []
+    for line in lines:
+        for char in _SIMPLE_STRING.sub("", line).split("#", 1)[0]:
+            if char in _CLOSER:
+                open_.append(char)
+            elif char in _OPENER:
+                if open_ and open_[-1] == _OPENER[char]:
+                    open_.pop()
+                elif not open_:
+                    missing.append(_OPENER[char])
+    if not missing and not open_:
+        return None
+    out = list(lines)
+    first = next((i for i, line in enumerate(out) if line.strip()), 0)
+    if missing and out:
+        out[first] = "".join(reversed(missing)) + out[first].lstrip()
+    if open_:
+        out.append("".join(_CLOSER[c] for c in reversed(open_)))
+    return out
+
+
 def _ending_inside_string(lines: Sequence[str]) -> list[tokenize.TokenInfo] | None:
     """Tokens of a fragment that ends inside a triple-quoted string it opens (a hunk cut in the
     middle of a docstring), read with the string closed; None when that does not tokenise."""
@@ -77,6 +107,8 @@ def code_mask(lines: Sequence[str]) -> list[bool]:
     if delim is not None:
         start = next(i for i, line in enumerate(lines) if delim in line) + 1
     toks = _raw_tokens(lines[start:])
+    if toks is None and (balanced := _balanced(lines[start:])) is not None:
+        toks = _raw_tokens(balanced)  # a line it adds after the fragment is not in the mask
     if toks is None:
         toks = _ending_inside_string(lines[start:])
     if toks is None:
