@@ -29,8 +29,7 @@ _DELIMS = ('"""', "'''")
 _SKIP = {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
 _STRING_PREFIX = re.compile(r"^[rRbBuUfF]{0,2}$")
 _SIMPLE_STRING = re.compile(r"'[^'\\\n]*(?:\\.[^'\\\n]*)*'|\"[^\"\\\n]*(?:\\.[^\"\\\n]*)*\"")
-_OPENER = {")": "(", "]": "[", "}": "{"}
-_CLOSER = {v: k for k, v in _OPENER.items()}
+_BRACKETS = {"(": ")", "[": "]", "{": "}"}  # opening -> closing
 
 Signature = tuple[tuple[str, tuple[str, ...]], ...]
 
@@ -66,25 +65,26 @@ def _closing_delimiter(lines: Sequence[str]) -> str | None:
 def _balanced(lines: Sequence[str]) -> list[str] | None:
     """The fragment with the brackets it closes without opening put before its first code line,
     and the ones it leaves open closed on a line after it; None when it is balanced already."""
-    open_: list[str] = []
-    missing: list[str] = []
+    opening = {close: open_ for open_, close in _BRACKETS.items()}
+    still_open: list[str] = []  # opened in the fragment, not closed yet
+    never_opened: list[str] = []  # the opening brackets of closers with nothing open before them
     for line in lines:
         for char in _SIMPLE_STRING.sub("", line).split("#", 1)[0]:
-            if char in _CLOSER:
-                open_.append(char)
-            elif char in _OPENER:
-                if open_ and open_[-1] == _OPENER[char]:
-                    open_.pop()
-                elif not open_:
-                    missing.append(_OPENER[char])
-    if not missing and not open_:
+            if char in _BRACKETS:
+                still_open.append(char)
+            elif char in opening:
+                if still_open and still_open[-1] == opening[char]:
+                    still_open.pop()
+                elif not still_open:
+                    never_opened.append(opening[char])
+    if not never_opened and not still_open:
         return None
     out = list(lines)
-    first = next((i for i, line in enumerate(out) if line.strip()), 0)
-    if missing and out:
-        out[first] = "".join(reversed(missing)) + out[first].lstrip()
-    if open_:
-        out.append("".join(_CLOSER[c] for c in reversed(open_)))
+    if never_opened:
+        first = next((i for i, line in enumerate(out) if line.strip()), 0)
+        out[first] = "".join(reversed(never_opened)) + out[first].lstrip()
+    if still_open:
+        out.append("".join(_BRACKETS[c] for c in reversed(still_open)))
     return out
 
 
