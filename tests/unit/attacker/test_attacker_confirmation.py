@@ -230,9 +230,44 @@ async def test_wider_suite_failure_confirms(tiny) -> None:
     )
     assert v is CandidateVerdict.EXPLOIT
     assert "wider test suite" in evidence and "tests/test_other.py::test_x (FAILED)" in evidence
-    suite_run = sandbox.requests[-1]
-    assert suite_run.task.test_command == "python -m pytest -rA -p no:cacheprovider tests"
-    assert suite_run.task.log_parser == "pytest"
+    assert "passed in gold's 2 reruns of 1 test files" in evidence
+    suites = [r for r in sandbox.requests if r.purpose is RunPurpose.PROBE and not r.test_patch]
+    # gold once, the candidate, then gold again on only the file of the test the candidate breaks
+    assert [(r.candidate.provenance.strategy, r.repeats) for r in suites] == [
+        ("gold", 1),
+        ("partial_fix", 1),
+        ("gold", 2),
+    ]
+    suite = "python -m pytest -rA -p no:cacheprovider tests"
+    assert [r.task.test_command for r in suites] == [suite, suite, f"{suite}/test_other.py"]
+    assert {r.task.log_parser for r in suites} == {"pytest"}
+
+
+def _flaky_on_gold(task):
+    """The wider suite's `tests/test_other.py::test_x` passes on gold's first run only, and always
+    fails on the candidate."""
+    gold_runs = []
+
+    def rule(request: RunRequested) -> RunResult | None:
+        if request.purpose is not RunPurpose.PROBE or request.test_patch:
+            return None
+        suite = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
+        if _is_gold(request, task):
+            gold_runs.append(request)
+            if len(gold_runs) == 1:
+                return passed(suite)
+        return failed({suite[0]: P, suite[1]: F})
+
+    return rule
+
+
+async def test_a_suite_test_gold_does_not_always_pass_is_no_evidence(tiny) -> None:
+    sandbox = ScriptedSandbox([_flaky_on_gold(tiny.task), scripted(tiny.task)])
+    v, evidence = await _confirmer(tiny.task, sandbox, probes=False).confirm(
+        _candidate(), _accepted(tiny.task)
+    )
+    assert v is CandidateVerdict.UNCONFIRMED
+    assert "fail on gold too in gold's 2 reruns of 1 test files: flaky, no evidence" in evidence
 
 
 async def test_indistinguishable_candidate_is_unconfirmed(tiny) -> None:
@@ -279,31 +314,29 @@ def _suite_of_100_s(request: RunRequested) -> RunResult | None:
 
 
 async def test_wider_suite_stops_when_the_tasks_budget_for_it_is_spent(tiny) -> None:
-    # Gold's suite takes 100 s a run: its 3 repeats take 300 of the 550 s budget, two candidates'
-    # runs take 200 more, and the third candidate's run (100 s more) would pass the budget.
+    # Gold's suite takes 100 s a run and runs once while no candidate breaks a test: two
+    # candidates' runs take 200 more of the 350 s budget, and a third (100 s more) would pass it.
     sandbox = ScriptedSandbox([_suite_of_100_s, scripted(tiny.task)])
-    confirmer = _confirmer(tiny.task, sandbox, probes=False, suite_task_budget_s=550.0)
+    confirmer = _confirmer(tiny.task, sandbox, probes=False, suite_task_budget_s=350.0)
     suites = []
     for _ in range(3):
         _, evidence = await confirmer.confirm(_candidate(), _accepted(tiny.task))
         suites.append(evidence)
     runs = [r for r in sandbox.requests if r.purpose is RunPurpose.PROBE]
-    # gold's first run times the suite, its other two repeats follow in one request
     assert [(r.candidate.provenance.strategy, r.repeats) for r in runs] == [
         ("gold", 1),
-        ("gold", 2),
         ("partial_fix", 1),
         ("partial_fix", 1),
     ]
-    assert confirmer.suite_seconds == 500.0
-    assert "wider-suite budget (550 sandbox-s) is spent: 500s taken" in suites[2]
+    assert confirmer.suite_seconds == 300.0
+    assert "wider-suite budget (350 sandbox-s) is spent: 300s taken" in suites[2]
     assert "budget" not in suites[0] and "budget" not in suites[1]
 
     # Resumed (a restart) with what was spent: the budget is still spent, and nothing runs.
     before = len(sandbox.requests)
     again = Confirmer(
         sandbox,
-        ConfirmationConfig(probes=False, suite_task_budget_s=550.0),
+        ConfirmationConfig(probes=False, suite_task_budget_s=350.0),
         tiny.task,
         "audit-1",
         confirmer.gold_runs,
@@ -314,13 +347,42 @@ async def test_wider_suite_stops_when_the_tasks_budget_for_it_is_spent(tiny) -> 
     assert "is spent" in evidence and len(sandbox.requests) == before
 
 
-async def test_a_suite_too_slow_for_golds_repeats_runs_once_on_gold_and_never_on_a_candidate(
+async def test_a_suite_too_slow_for_one_candidate_runs_once_on_gold_and_never_on_a_candidate(
     tiny,
 ) -> None:
     sandbox = ScriptedSandbox([_suite_of_100_s, scripted(tiny.task)])
-    confirmer = _confirmer(tiny.task, sandbox, probes=False, suite_task_budget_s=250.0)
+    confirmer = _confirmer(tiny.task, sandbox, probes=False, suite_task_budget_s=150.0)
     for _ in range(2):
         _, evidence = await confirmer.confirm(_candidate(), _accepted(tiny.task))
-        assert "wider-suite budget (250 sandbox-s) is spent: 100s taken, 3 more runs" in evidence
+        assert "wider-suite budget (150 sandbox-s) is spent: 100s taken, one more run" in evidence
     runs = [r for r in sandbox.requests if r.purpose is RunPurpose.PROBE]
     assert [(r.candidate.provenance.strategy, r.repeats) for r in runs] == [("gold", 1)]
+
+
+def _slow_suite_broken_by_the_candidate(task):
+    """A 100 s wider suite, one test of which the candidate breaks; its name carries no file (a
+    unittest name), so only gold's repeats of the whole suite can rule out a flaky test."""
+
+    def rule(request: RunRequested) -> RunResult | None:
+        if request.purpose is not RunPurpose.PROBE or request.test_patch:
+            return None
+        suite = ["test_clamp (tests.test_core.T)", "test_x (tests.test_other.T)"]
+        result = passed(suite) if _is_gold(request, task) else failed({suite[0]: P, suite[1]: F})
+        return result.model_copy(update={"duration_s": 100.0})
+
+    return rule
+
+
+async def test_without_test_files_gold_repeats_the_whole_suite_when_the_budget_has_room(
+    tiny,
+) -> None:
+    rule = _slow_suite_broken_by_the_candidate(tiny.task)
+    roomy = _confirmer(tiny.task, ScriptedSandbox([rule]), probes=False, suite_task_budget_s=400.0)
+    v, evidence = await roomy.confirm(_candidate(), _accepted(tiny.task))
+    assert v is CandidateVerdict.EXPLOIT and "passed in gold's 2 more runs of the suite" in evidence
+    assert roomy.suite_seconds == 400.0
+
+    tight = _confirmer(tiny.task, ScriptedSandbox([rule]), probes=False, suite_task_budget_s=350.0)
+    v, evidence = await tight.confirm(_candidate(), _accepted(tiny.task))
+    assert v is CandidateVerdict.UNCONFIRMED
+    assert "1 tests gold passed once fail on the candidate, but gold's repeats" in evidence

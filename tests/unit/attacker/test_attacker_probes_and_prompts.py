@@ -58,6 +58,48 @@ def test_suite_command(tiny, command, scope, expected) -> None:
     assert probes.suite_command(task, scope) == expected
 
 
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("pytest -rA tests/test_core.py::test_x", "pytest -rA tests/test_a.py tests/b/test_c.py"),
+        (
+            "bin/test -C --verbose",
+            "bin/test -C --verbose tests/test_a.py tests/b/test_c.py # {tests}",
+        ),
+        (
+            "tox --current-env -e py39 --",
+            "tox --current-env -e py39 -- tests/test_a.py tests/b/test_c.py # {tests}",
+        ),
+        ("python -m unittest -v", None),
+        ("./tests/runtests.py --verbosity 2 utils_tests", None),
+    ],
+)
+def test_the_suite_command_on_some_test_files_only(tiny, command, expected) -> None:
+    task = tiny.task.model_copy(update={"test_command": command})
+    assert probes.suite_command(task, "near", ["tests/test_a.py", "tests/b/test_c.py"]) == expected
+
+
+def test_the_files_of_failed_tests_come_from_their_names_or_the_runners_headers() -> None:
+    pytest_names = ["tests/test_a.py::test_x", "tests/test_a.py::T::test_y[1]", "t/test_b.py::z"]
+    assert probes.files_of_tests(pytest_names, []) == ["tests/test_a.py", "t/test_b.py"]
+    # sympy's runner reports `test_sympify2 F`, and its traceback header names the file
+    reported = [
+        "test_sympify2",
+        "sympy/core/tests/test_sympify.py:test_sympify2",
+        "test_issue_1",
+        "sympy/core/tests/test_expr.py:test_issue_1",
+        "sympy/core/tests/test_basic.py:test_issue_1",
+    ]
+    assert probes.files_of_tests(["test_sympify2", "test_issue_1"], reported) == [
+        "sympy/core/tests/test_sympify.py",
+        "sympy/core/tests/test_expr.py",
+        "sympy/core/tests/test_basic.py",
+    ]
+    # a failure reported without its file, or a unittest name: no file is known
+    assert probes.files_of_tests(["test_sympify2", "test_gone"], reported) is None
+    assert probes.files_of_tests(["test_x (tests.test_a.T)"], []) is None
+
+
 def _feedback() -> tuple[Feedback, ...]:
     blocked = Candidate(
         instance_id="t",

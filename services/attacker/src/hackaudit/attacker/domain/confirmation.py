@@ -120,6 +120,20 @@ def passing_in_all(results: Sequence[RunResult]) -> set[str]:
     return passing
 
 
+def broken_tests(gold: Sequence[RunResult], candidate: RunResult) -> list[str]:
+    """The tests gold passes on every repeat that do not pass for the candidate, sorted."""
+    if candidate.status is not RunStatus.COMPLETED:
+        return []
+    return sorted(
+        t for t in passing_in_all(gold) if candidate.tests.get(t) is not TestStatus.PASSED
+    )
+
+
+def unstable_on_gold(tests: Iterable[str], rechecks: Sequence[RunResult]) -> set[str]:
+    """Of `tests`, those some recheck of gold (a run of just their files) does not pass."""
+    return {t for t in tests if any(r.tests.get(t) is not TestStatus.PASSED for r in rechecks)}
+
+
 def compare_tests(
     check: Check,
     gold: Sequence[RunResult],

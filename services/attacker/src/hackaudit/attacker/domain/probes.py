@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -370,14 +370,13 @@ def loaded_test(task: Task) -> str:
     return f"{LOADED} ({module}.{CLASS}.{LOADED})"
 
 
-def _pytest_suite(task: Task, scope: str) -> str | None:
+def _pytest_suite(task: Task, scope: str, files: Sequence[str] | None = None) -> str | None:
     command = task.test_command or "pytest -rA"
     match = _PYTEST.search(command)
     if match is None:
         if command.split()[-1:] == ["--"]:
             # A wrapper that hands what follows `--` to pytest (`tox --current-env -e py39 --`).
-            dirs = list(layout(task.patch, task.test_patch).test_dirs) if scope == "near" else []
-            return _named_suite(task, command, dirs)
+            return _named_suite(task, command, _suite_paths(task, scope, files))
         return None
     prefix, runner_, rest = command[: match.start()], match.group(0), command[match.end() :]
     try:
@@ -400,8 +399,15 @@ def _pytest_suite(task: Task, scope: str) -> str | None:
         kept.append(tok)
     if "-rA" not in kept:
         kept.insert(0, "-rA")
-    dirs = list(layout(task.patch, task.test_patch).test_dirs) if scope == "near" else []
-    return f"{prefix}{runner_} {shlex.join(kept + dirs)}".strip()
+    return f"{prefix}{runner_} {shlex.join(kept + _suite_paths(task, scope, files))}".strip()
+
+
+def _suite_paths(task: Task, scope: str, files: Sequence[str] | None) -> list[str]:
+    """What a path-taking runner is given: `files`, else the test directories (`near`), else
+    nothing (the whole repository)."""
+    if files is not None:
+        return list(files)
+    return list(layout(task.patch, task.test_patch).test_dirs) if scope == "near" else []
 
 
 def _unittest_suite(task: Task, scope: str) -> str:
@@ -430,14 +436,17 @@ def _django_labels(task: Task) -> list[str]:
     return labels
 
 
-def suite_command(task: Task, scope: str) -> str | None:
+def suite_command(task: Task, scope: str, files: Sequence[str] | None = None) -> str | None:
     """The task's test command widened from its selected tests to the test directories the
     test patch touches (`near`) or to the whole repository (`full`), run by the task's own
-    runner; None when the runner is not known (`runner`)."""
+    runner; None when the runner is not known (`runner`). With `files`, the same command on
+    those test files alone (pytest and sympy, whose commands take paths; None for the others)."""
     kind = runner(task)
     near = scope == "near"
     if kind == "pytest":
-        return _pytest_suite(task, scope)
+        return _pytest_suite(task, scope, files)
+    if files is not None:
+        return _named_suite(task, SYMPY_COMMAND, files) if kind == "sympy" else None
     if kind == "unittest":
         return _unittest_suite(task, scope)
     if kind == "django":
@@ -446,6 +455,27 @@ def suite_command(task: Task, scope: str) -> str | None:
         dirs = list(layout(task.patch, task.test_patch).test_dirs) if near else []
         return _named_suite(task, SYMPY_COMMAND, dirs)
     return None
+
+
+def files_of_tests(tests: Iterable[str], reported: Iterable[str]) -> list[str] | None:
+    """The test files that hold `tests`, or None when one's file is not known.
+
+    pytest names carry their file (`tests/test_x.py::test_y`); sympy's runner names a failed
+    test's file in its traceback header, which the log parser reports as `path.py:test_y`
+    beside the bare `test_y` (`reported` are the names a run reported)."""
+    headers: dict[str, list[str]] = {}
+    for name in reported:
+        path, sep, test = name.rpartition(".py:")
+        if sep and not test.startswith(":"):
+            headers.setdefault(test, []).append(path + ".py")
+    files: list[str] = []
+    for test in tests:
+        head = test.split("::", 1)[0]
+        found = [head] if "::" in test and head.endswith(".py") else headers.get(test, [])
+        if not found:
+            return None
+        files.extend(f for f in found if f not in files)
+    return files
 
 
 def suite_parser(task: Task) -> str | None:

@@ -16,6 +16,7 @@ from hackaudit.attacker.domain.confirmation import (
     CheckResult,
     ConfirmationConfig,
     SuiteScope,
+    broken_tests,
     by_construction,
     compare_probes,
     compare_tests,
@@ -25,6 +26,7 @@ from hackaudit.attacker.domain.confirmation import (
     graded_tests,
     suite_budget,
     suite_over_budget,
+    unstable_on_gold,
     verdict,
 )
 from hackaudit.attacker.domain.ports import SandboxPort
@@ -231,28 +233,17 @@ class Confirmer:
         if command is None:
             note = f"no suite command for the task's log parser {self._task.log_parser!r}"
             return CheckResult(check=Check.SUITE, note=note)
-        suite_task = self._task.model_copy(
-            update={"test_command": command, "log_parser": probes.suite_parser(self._task)}
-        )
+        suite_task = self._suite_task(command)
         gold_budget = gold_suite_budget(self._config)
-        # Gold's first run times the suite; its other repeats (flaky tests are no evidence) run
-        # only when they and one candidate's run fit in the task's budget for the suite.
+        # Gold's first run times the suite and is the reference; flaky tests are ruled out
+        # afterwards, and only for the tests a candidate breaks (see `_stable`).
         gold = await self._gold_suite(f"suite-{scope.value}", suite_task, 1, gold_budget)
         problem = gold_suite_problem(gold, gold_budget)
+        if problem is None and f"suite-{scope.value}+" in self.gold_runs:
+            gold += self.gold_runs[f"suite-{scope.value}+"]
+            problem = gold_suite_problem(gold, gold_budget)
         if problem is not None:
             return CheckResult(check=Check.SUITE, note=f"{problem}: no evidence either way")
-        more = self._repeats - 1
-        if more > 0:
-            left = suite_over_budget(self._config, gold, self.suite_seconds, runs=more + 1)
-            if left is None or f"suite-{scope.value}+" in self.gold_runs:
-                gold += await self._gold_suite(
-                    f"suite-{scope.value}+", suite_task, more, gold_budget, attempt=1
-                )
-                problem = gold_suite_problem(gold, gold_budget)
-                if problem is not None:
-                    return CheckResult(check=Check.SUITE, note=f"{problem}: no evidence either way")
-            else:
-                return CheckResult(check=Check.SUITE, note=f"{left}: not run")
         spent = suite_over_budget(self._config, gold, self.suite_seconds)
         if spent is not None:
             return CheckResult(check=Check.SUITE, note=f"{spent}: not run")
@@ -265,4 +256,55 @@ class Confirmer:
             )
         )
         self.suite_seconds += run.result.duration_s
-        return compare_tests(Check.SUITE, gold, run.result)
+        found = compare_tests(Check.SUITE, gold, run.result)
+        if found.evidence is None or len(gold) >= self._repeats:
+            return found
+        return await self._stable(suite_task, gold, run.result)
+
+    def _suite_task(self, command: str) -> Task:
+        update = {"test_command": command, "log_parser": probes.suite_parser(self._task)}
+        return self._task.model_copy(update=update)
+
+    async def _stable(
+        self, suite_task: Task, gold: tuple[RunResult, ...], candidate: RunResult
+    ) -> CheckResult:
+        """The wider suite's evidence once gold has passed the tests the candidate breaks on all
+        its repeats: reruns of just their files where the runner takes files, else of the whole
+        suite when the budget has room for them; tests gold does not always pass are dropped."""
+        scope = self._config.suite_scope.value
+        more = self._repeats - 1
+        broken = broken_tests(gold, candidate)
+        files = probes.files_of_tests(broken, candidate.tests)
+        command = None if files is None else probes.suite_command(self._task, scope, files)
+        if command is not None and files is not None:
+            key = f"suite-{scope}:{','.join(sorted(files))}"
+            focused = self._suite_task(command)
+            timeout = suite_budget(self._config, gold)
+            rechecks = await self._gold_suite(key, focused, more, timeout, attempt=1)
+            what = f"gold's {more} reruns of {len(files)} test files"
+        else:
+            left = suite_over_budget(self._config, gold, self.suite_seconds, runs=more)
+            if left is not None:
+                note = (
+                    f"{len(broken)} tests gold passed once fail on the candidate, but gold's"
+                    f" repeats of the suite do not fit: {left}: not confirmed"
+                )
+                return CheckResult(check=Check.SUITE, note=note)
+            rechecks = await self._gold_suite(
+                f"suite-{scope}+", suite_task, more, gold_suite_budget(self._config), attempt=1
+            )
+            what = f"gold's {more} more runs of the suite"
+        problem = gold_suite_problem(rechecks, suite_budget(self._config, gold))
+        if problem is not None:
+            return CheckResult(
+                check=Check.SUITE, note=f"{problem} ({what}): no evidence either way"
+            )
+        flaky = unstable_on_gold(broken, rechecks)
+        if len(flaky) == len(broken):
+            note = f"the {len(broken)} tests that fail on the candidate fail on gold too in {what}"
+            return CheckResult(check=Check.SUITE, note=f"{note}: flaky, no evidence")
+        found = compare_tests(Check.SUITE, gold, candidate, exclude=flaky)
+        dropped = f", {len(flaky)} flaky ones left out" if flaky else ""
+        return found.model_copy(
+            update={"evidence": f"{found.evidence} (passed in {what}{dropped})"}
+        )
