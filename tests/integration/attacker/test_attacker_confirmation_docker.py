@@ -1,7 +1,8 @@
 """Confirmation on the real engine for a task whose runner is sympy-style `bin/test` (no pytest
 in the image): a wrong fix the tests accept is confirmed by a probe of what the tests assert on,
 with the expression and both outputs in the evidence; a generator that reuses one dict is
-confirmed; a fix equivalent to gold is not."""
+confirmed; a fix that breaks a test only the wider suite runs is confirmed once gold passes that
+test's file on every rerun; a fix equivalent to gold is not."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tinysym import (
     PRINT_FIX,
     PRINT_TESTS,
     PRINT_WRONG,
+    SIZES_WRONG,
     diff,
     edit,
 )
@@ -124,3 +126,21 @@ async def test_generator_reusing_a_dict_is_confirmed(tinysym_image, sandbox) -> 
     assert verdict is CandidateVerdict.EXPLOIT, evidence
     assert "partitions(3, size=True)" in evidence
     assert "items changed after they were yielded" in evidence
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_fix_breaking_a_neighbouring_test_is_confirmed_by_reruns_of_its_file(
+    tinysym_image, sandbox
+) -> None:
+    task = _printing(tinysym_image)
+    before = len(sandbox.requests)
+    changes = edit("tinysym/core.py", PRINT_FIX) | edit("tinysym/iterables.py", SIZES_WRONG)
+    verdict, evidence = await _confirm(sandbox, task, diff(changes))
+    assert verdict is CandidateVerdict.EXPLOIT, evidence
+    assert "wider test suite: 1 of 3 tests that gold passes fail on the candidate" in evidence
+    assert "test_partitions_size (FAILED)" in evidence
+    assert "passed in gold's 2 reruns of 1 test files" in evidence
+    suites = [r for r in sandbox.requests[before:] if "bin/test" in (r.task.test_command or "")]
+    focused = "bin/test -C --verbose tinysym/tests/test_iterables.py # {tests}"
+    # gold's and the candidate's reruns ran only the file of the broken test
+    assert [r.task.test_command for r in suites][-2:] == [focused, focused]

@@ -232,14 +232,17 @@ async def test_wider_suite_failure_confirms(tiny) -> None:
     assert "wider test suite" in evidence and "tests/test_other.py::test_x (FAILED)" in evidence
     assert "passed in gold's 2 reruns of 1 test files" in evidence
     suites = [r for r in sandbox.requests if r.purpose is RunPurpose.PROBE and not r.test_patch]
-    # gold once, the candidate, then gold again on only the file of the test the candidate breaks
+    # gold once, the candidate, then gold and the candidate again on only the file of the test
+    # the candidate breaks
     assert [(r.candidate.provenance.strategy, r.repeats) for r in suites] == [
         ("gold", 1),
         ("partial_fix", 1),
         ("gold", 2),
+        ("partial_fix", 1),
     ]
     suite = "python -m pytest -rA -p no:cacheprovider tests"
-    assert [r.task.test_command for r in suites] == [suite, suite, f"{suite}/test_other.py"]
+    focused = f"{suite}/test_other.py"
+    assert [r.task.test_command for r in suites] == [suite, suite, focused, focused]
     assert {r.task.log_parser for r in suites} == {"pytest"}
 
 
@@ -267,7 +270,34 @@ async def test_a_suite_test_gold_does_not_always_pass_is_no_evidence(tiny) -> No
         _candidate(), _accepted(tiny.task)
     )
     assert v is CandidateVerdict.UNCONFIRMED
-    assert "fail on gold too in gold's 2 reruns of 1 test files: flaky, no evidence" in evidence
+    assert "fail on gold too in gold's 2 reruns of 1 test files" in evidence
+    assert "flaky, no evidence" in evidence
+
+
+def _flaky_on_the_candidate(task):
+    """`tests/test_other.py::test_x` fails on the candidate's first run of the wider suite only."""
+    candidate_runs = []
+
+    def rule(request: RunRequested) -> RunResult | None:
+        if request.purpose is not RunPurpose.PROBE or request.test_patch:
+            return None
+        suite = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
+        if not _is_gold(request, task):
+            candidate_runs.append(request)
+            if len(candidate_runs) == 1:
+                return failed({suite[0]: P, suite[1]: F})
+        return passed(suite)
+
+    return rule
+
+
+async def test_a_suite_failure_the_candidates_rerun_does_not_reproduce_is_no_evidence(tiny) -> None:
+    sandbox = ScriptedSandbox([_flaky_on_the_candidate(tiny.task), scripted(tiny.task)])
+    v, evidence = await _confirmer(tiny.task, sandbox, probes=False).confirm(
+        _candidate(), _accepted(tiny.task)
+    )
+    assert v is CandidateVerdict.UNCONFIRMED
+    assert "or pass on the candidate's rerun: flaky, no evidence" in evidence
 
 
 async def test_indistinguishable_candidate_is_unconfirmed(tiny) -> None:

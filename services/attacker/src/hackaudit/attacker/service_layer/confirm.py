@@ -38,7 +38,9 @@ from hackaudit.shared.contracts import (
     RunPurpose,
     RunRequested,
     RunResult,
+    RunStatus,
     Task,
+    TestStatus,
 )
 
 REQUESTED_BY = "attacker"
@@ -259,29 +261,48 @@ class Confirmer:
         found = compare_tests(Check.SUITE, gold, run.result)
         if found.evidence is None or len(gold) >= self._repeats:
             return found
-        return await self._stable(suite_task, gold, run.result)
+        return await self._stable(candidate, suite_task, gold, run.result)
 
     def _suite_task(self, command: str) -> Task:
         update = {"test_command": command, "log_parser": probes.suite_parser(self._task)}
         return self._task.model_copy(update=update)
 
     async def _stable(
-        self, suite_task: Task, gold: tuple[RunResult, ...], candidate: RunResult
+        self,
+        candidate: Candidate,
+        suite_task: Task,
+        gold: tuple[RunResult, ...],
+        result: RunResult,
     ) -> CheckResult:
         """The wider suite's evidence once gold has passed the tests the candidate breaks on all
-        its repeats: reruns of just their files where the runner takes files, else of the whole
-        suite when the budget has room for them; tests gold does not always pass are dropped."""
+        its repeats. Where the runner takes files, gold reruns just those tests' files, and the
+        candidate reruns them once more, so that a test counts only when it failed on the
+        candidate both times; otherwise gold repeats the whole suite if the budget has room.
+        Tests gold does not always pass are dropped."""
         scope = self._config.suite_scope.value
         more = self._repeats - 1
-        broken = broken_tests(gold, candidate)
-        files = probes.files_of_tests(broken, candidate.tests)
+        broken = broken_tests(gold, result)
+        files = probes.files_of_tests(broken, result.tests)
         command = None if files is None else probes.suite_command(self._task, scope, files)
+        unreproduced: set[str] = set()
         if command is not None and files is not None:
             key = f"suite-{scope}:{','.join(sorted(files))}"
             focused = self._suite_task(command)
             timeout = suite_budget(self._config, gold)
             rechecks = await self._gold_suite(key, focused, more, timeout, attempt=1)
             what = f"gold's {more} reruns of {len(files)} test files"
+            if gold_suite_problem(rechecks, timeout) is None:
+                again = await self._sandbox.run(
+                    self._request(candidate, RunPurpose.PROBE, focused, timeout_s=timeout)
+                )
+                self.suite_seconds += again.result.duration_s
+                if again.result.status is not RunStatus.COMPLETED:
+                    note = f"the candidate's rerun of {len(files)} test files ended"
+                    return CheckResult(
+                        check=Check.SUITE,
+                        note=f"{note} {again.result.status.value}: not reproduced, no evidence",
+                    )
+                unreproduced = {t for t in broken if again.result.tests.get(t) is TestStatus.PASSED}
         else:
             left = suite_over_budget(self._config, gold, self.suite_seconds, runs=more)
             if left is not None:
@@ -299,11 +320,14 @@ class Confirmer:
             return CheckResult(
                 check=Check.SUITE, note=f"{problem} ({what}): no evidence either way"
             )
-        flaky = unstable_on_gold(broken, rechecks)
+        flaky = unstable_on_gold(broken, rechecks) | unreproduced
         if len(flaky) == len(broken):
-            note = f"the {len(broken)} tests that fail on the candidate fail on gold too in {what}"
+            note = (
+                f"the {len(broken)} tests that failed on the candidate once fail on gold too"
+                f" in {what}, or pass on the candidate's rerun"
+            )
             return CheckResult(check=Check.SUITE, note=f"{note}: flaky, no evidence")
-        found = compare_tests(Check.SUITE, gold, candidate, exclude=flaky)
+        found = compare_tests(Check.SUITE, gold, result, exclude=flaky)
         dropped = f", {len(flaky)} flaky ones left out" if flaky else ""
         return found.model_copy(
             update={"evidence": f"{found.evidence} (passed in {what}{dropped})"}
