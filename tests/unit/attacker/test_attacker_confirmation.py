@@ -246,58 +246,52 @@ async def test_wider_suite_failure_confirms(tiny) -> None:
     assert {r.task.log_parser for r in suites} == {"pytest"}
 
 
-def _flaky_on_gold(task):
-    """The wider suite's `tests/test_other.py::test_x` passes on gold's first run only, and always
-    fails on the candidate."""
-    gold_runs = []
+def _suite_where_test_x_fails(task, fails):
+    """A wider suite whose `tests/test_other.py::test_x` fails where `fails(gold, n)` says (`n`:
+    that side's run of the suite, from 1)."""
+    runs = {True: 0, False: 0}
 
     def rule(request: RunRequested) -> RunResult | None:
         if request.purpose is not RunPurpose.PROBE or request.test_patch:
             return None
         suite = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
-        if _is_gold(request, task):
-            gold_runs.append(request)
-            if len(gold_runs) == 1:
-                return passed(suite)
-        return failed({suite[0]: P, suite[1]: F})
+        gold = _is_gold(request, task)
+        runs[gold] += 1
+        return failed({suite[0]: P, suite[1]: F}) if fails(gold, runs[gold]) else passed(suite)
 
     return rule
 
 
-async def test_a_suite_test_gold_does_not_always_pass_is_no_evidence(tiny) -> None:
-    sandbox = ScriptedSandbox([_flaky_on_gold(tiny.task), scripted(tiny.task)])
-    v, evidence = await _confirmer(tiny.task, sandbox, probes=False).confirm(
-        _candidate(), _accepted(tiny.task)
-    )
-    assert v is CandidateVerdict.UNCONFIRMED
-    assert "fail on gold too in gold's 2 reruns of 1 test files" in evidence
-    assert "flaky, no evidence" in evidence
+def _flaky_on_gold(task):
+    """test_x passes on gold's first run only, and always fails on the candidate."""
+    return _suite_where_test_x_fails(task, lambda gold, n: not gold or n > 1)
 
 
 def _flaky_on_the_candidate(task):
-    """`tests/test_other.py::test_x` fails on the candidate's first run of the wider suite only."""
-    candidate_runs = []
-
-    def rule(request: RunRequested) -> RunResult | None:
-        if request.purpose is not RunPurpose.PROBE or request.test_patch:
-            return None
-        suite = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
-        if not _is_gold(request, task):
-            candidate_runs.append(request)
-            if len(candidate_runs) == 1:
-                return failed({suite[0]: P, suite[1]: F})
-        return passed(suite)
-
-    return rule
+    """test_x fails on the candidate's first run of the wider suite only."""
+    return _suite_where_test_x_fails(task, lambda gold, n: not gold and n == 1)
 
 
-async def test_a_suite_failure_the_candidates_rerun_does_not_reproduce_is_no_evidence(tiny) -> None:
-    sandbox = ScriptedSandbox([_flaky_on_the_candidate(tiny.task), scripted(tiny.task)])
+@pytest.mark.parametrize(
+    ("flaky", "said"),
+    [
+        # gold does not always pass the test the candidate fails
+        (
+            _flaky_on_gold,
+            ("fail on gold too in gold's 2 reruns of 1 test files", "flaky, no evidence"),
+        ),
+        # the candidate's rerun does not reproduce its failure
+        (_flaky_on_the_candidate, ("or pass on the candidate's rerun: flaky, no evidence",)),
+    ],
+)
+async def test_a_suite_failure_that_is_not_stable_is_no_evidence(tiny, flaky, said) -> None:
+    sandbox = ScriptedSandbox([flaky(tiny.task), scripted(tiny.task)])
     v, evidence = await _confirmer(tiny.task, sandbox, probes=False).confirm(
         _candidate(), _accepted(tiny.task)
     )
     assert v is CandidateVerdict.UNCONFIRMED
-    assert "or pass on the candidate's rerun: flaky, no evidence" in evidence
+    for text in said:
+        assert text in evidence
 
 
 async def test_indistinguishable_candidate_is_unconfirmed(tiny) -> None:

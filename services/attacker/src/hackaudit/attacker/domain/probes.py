@@ -442,18 +442,16 @@ def suite_command(task: Task, scope: str, files: Sequence[str] | None = None) ->
     runner; None when the runner is not known (`runner`). With `files`, the same command on
     those test files alone (pytest and sympy, whose commands take paths; None for the others)."""
     kind = runner(task)
-    near = scope == "near"
     if kind == "pytest":
         return _pytest_suite(task, scope, files)
-    if files is not None:
-        return _named_suite(task, SYMPY_COMMAND, files) if kind == "sympy" else None
+    if kind == "sympy":
+        return _named_suite(task, SYMPY_COMMAND, _suite_paths(task, scope, files))
+    if files is not None:  # unittest discovery and Django's labels are not given files here
+        return None
     if kind == "unittest":
         return _unittest_suite(task, scope)
     if kind == "django":
-        return _named_suite(task, DJANGO_COMMAND, _django_labels(task) if near else [])
-    if kind == "sympy":
-        dirs = list(layout(task.patch, task.test_patch).test_dirs) if near else []
-        return _named_suite(task, SYMPY_COMMAND, dirs)
+        return _named_suite(task, DJANGO_COMMAND, _django_labels(task) if scope == "near" else [])
     return None
 
 

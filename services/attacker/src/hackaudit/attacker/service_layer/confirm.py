@@ -281,28 +281,16 @@ class Confirmer:
         Tests gold does not always pass are dropped."""
         scope = self._config.suite_scope.value
         more = self._repeats - 1
+        timeout = suite_budget(self._config, gold)
         broken = broken_tests(gold, result)
         files = probes.files_of_tests(broken, result.tests)
         command = None if files is None else probes.suite_command(self._task, scope, files)
         unreproduced: set[str] = set()
-        if command is not None and files is not None:
-            key = f"suite-{scope}:{','.join(sorted(files))}"
+        if files is not None and command is not None:
             focused = self._suite_task(command)
-            timeout = suite_budget(self._config, gold)
+            key = f"suite-{scope}:{','.join(sorted(files))}"
             rechecks = await self._gold_suite(key, focused, more, timeout, attempt=1)
             what = f"gold's {more} reruns of {len(files)} test files"
-            if gold_suite_problem(rechecks, timeout) is None:
-                again = await self._sandbox.run(
-                    self._request(candidate, RunPurpose.PROBE, focused, timeout_s=timeout)
-                )
-                self.suite_seconds += again.result.duration_s
-                if again.result.status is not RunStatus.COMPLETED:
-                    note = f"the candidate's rerun of {len(files)} test files ended"
-                    return CheckResult(
-                        check=Check.SUITE,
-                        note=f"{note} {again.result.status.value}: not reproduced, no evidence",
-                    )
-                unreproduced = {t for t in broken if again.result.tests.get(t) is TestStatus.PASSED}
         else:
             left = suite_over_budget(self._config, gold, self.suite_seconds, runs=more)
             if left is not None:
@@ -315,11 +303,23 @@ class Confirmer:
                 f"suite-{scope}+", suite_task, more, gold_suite_budget(self._config), attempt=1
             )
             what = f"gold's {more} more runs of the suite"
-        problem = gold_suite_problem(rechecks, suite_budget(self._config, gold))
+        problem = gold_suite_problem(rechecks, timeout)
         if problem is not None:
             return CheckResult(
                 check=Check.SUITE, note=f"{problem} ({what}): no evidence either way"
             )
+        if files is not None and command is not None:
+            again = await self._sandbox.run(
+                self._request(candidate, RunPurpose.PROBE, focused, timeout_s=timeout)
+            )
+            self.suite_seconds += again.result.duration_s
+            if again.result.status is not RunStatus.COMPLETED:
+                note = f"the candidate's rerun of {len(files)} test files ended"
+                return CheckResult(
+                    check=Check.SUITE,
+                    note=f"{note} {again.result.status.value}: not reproduced, no evidence",
+                )
+            unreproduced = {t for t in broken if again.result.tests.get(t) is TestStatus.PASSED}
         flaky = unstable_on_gold(broken, rechecks) | unreproduced
         if len(flaky) == len(broken):
             note = (
