@@ -259,6 +259,32 @@ def test_literal_variants_are_observed_and_marked(tmp_path) -> None:
     assert seen["half(4)  [literal 4 -> 5]"] == "variant returns 2"
 
 
+ARITHMETIC_ARGUMENT = """
+from pkg.mod import half
+
+
+def test_offset():
+    base = 1
+    assert half(base + 4) == 2
+"""
+
+
+def test_a_literal_in_arithmetic_passed_to_a_call_is_varied(tmp_path) -> None:
+    # `half(base + 4)` checks one built value; `half(base + 2)` reaches the input the wrong
+    # module special-cases (3), where gold and it part.
+    table = {"4": [0, 2]}
+    gold = _expressions(
+        _run(tmp_path / "g", GOLD_MOD, ARITHMETIC_ARGUMENT, ("test_offset",), table)
+    )
+    wrong = _expressions(
+        _run(tmp_path / "w", WRONG_MOD, ARITHMETIC_ARGUMENT, ("test_offset",), table)
+    )
+    assert gold["half(base + 4)"] == wrong["half(base + 4)"] == "returns 2"
+    assert gold["half(base + 4)  [literal 4 -> 0]"] == "variant returns 0"
+    assert gold["half(base + 4)  [literal 4 -> 2]"] == "variant returns 1"
+    assert wrong["half(base + 4)  [literal 4 -> 2]"] == "variant returns 2"
+
+
 def test_an_iterator_is_snapshotted_as_it_yields(tmp_path) -> None:
     gold = _expressions(_run(tmp_path / "g", GOLD_MOD, PYTEST_STYLE, ("test_parts",)))
     wrong = _expressions(_run(tmp_path / "w", WRONG_MOD, PYTEST_STYLE, ("test_parts",)))

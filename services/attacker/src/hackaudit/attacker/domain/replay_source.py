@@ -20,8 +20,9 @@ the test's own preceding statements), with every check turned into an observatio
 
 and, for each observed operand, the calls nested in it (the objects the test builds, observed on
 their own: their `repr`, `str` and the printers the test module imports), and the operand with
-one of its literals — an argument of a call, or an item of a list, tuple or set passed to one,
-signs looked through — replaced by a value beside it, written `expr  [literal old -> new]`
+one of its literals — an argument of a call, an item of a list, tuple or set passed to one,
+signs looked through, or else a number in arithmetic passed to one (`f(4 + I)` as `f(5 + I)`) —
+replaced by a value beside it, written `expr  [literal old -> new]`
 (`probe_inputs.variants`, computed by the attacker and embedded as a table), and with an
 operand of an arithmetic operation that is a call
 replaced by one of that call's own name arguments (`f(P(a, b) * P(c, d))` as `f(a * P(c, d))`:
@@ -214,11 +215,32 @@ def _literal_parts(arg):
     return out
 
 
+def _arithmetic_parts(arg):
+    """The literals among the operands of arithmetic passed as an argument (`f(4 + I)` gives
+    `4`; `f((3 - g(2)) / 2)` gives `3` and `2`), calls inside left to their own arguments."""
+    if not isinstance(arg, (_ast.BinOp, _ast.UnaryOp)):
+        return []
+    out = []
+    stack = [arg]
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, _ast.BinOp):
+            stack[:0] = [node.left, node.right]
+        elif isinstance(node, _ast.UnaryOp):
+            stack.insert(0, node.operand)
+        elif _const_value(node)[0]:
+            out.append(node)
+    return out
+
+
 def _variants(node):
     """Copies of `node` with one literal inside a call (or inside a list, tuple or set passed to
-    one) replaced by a value beside it."""
+    one) replaced by a value beside it; then, with a literal in arithmetic passed to a call
+    (`f(4 + I)` as `f(5 + I)`): a test that checks a call on one built value is passed by code
+    that special-cases that value, and the same expression one step beside it parts them."""
     out = []
     constants = []
+    inside = []
     for sub in _ast.walk(node):
         if isinstance(sub, _ast.Call):
             for arg in list(sub.args) + [k.value for k in sub.keywords]:
@@ -226,6 +248,13 @@ def _variants(node):
                     ok, value = _const_value(part)
                     if ok and repr(value) in VARIANTS and part not in constants:
                         constants.append(part)
+                inside += _arithmetic_parts(arg)
+    chosen = set(repr(_const_value(c)[1]) for c in constants)
+    for part in inside:
+        key = repr(_const_value(part)[1])
+        if key in VARIANTS and key not in chosen:
+            chosen.add(key)
+            constants.append(part)
     for target in constants[:MAX_VARIANT_CONSTANTS]:
         ok, value = _const_value(target)
         for new in VARIANTS[repr(value)]:
