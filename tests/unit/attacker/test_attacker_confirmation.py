@@ -410,3 +410,57 @@ async def test_without_test_files_gold_repeats_the_whole_suite_when_the_budget_h
     v, evidence = await tight.confirm(_candidate(), _accepted(tiny.task))
     assert v is CandidateVerdict.UNCONFIRMED
     assert "1 tests gold passed once fail on the candidate, but gold's repeats" in evidence
+
+
+def _slow_pytest_suite_broken_by_the_candidate(task):
+    """A wider suite whose whole runs take 100 s, `tests/test_other.py::test_x` of which the
+    candidate breaks; a rerun of just that file takes 5 s."""
+
+    def rule(request: RunRequested) -> RunResult | None:
+        if request.purpose is not RunPurpose.PROBE or request.test_patch:
+            return None
+        suite = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
+        focused = request.task.test_command.endswith("test_other.py")
+        if focused:
+            suite = suite[1:]
+        result = (
+            passed(suite)
+            if _is_gold(request, task)
+            else failed({**dict.fromkeys(suite, P), suite[-1]: F})
+        )
+        return result.model_copy(update={"duration_s": 5.0 if focused else 100.0})
+
+    return rule
+
+
+@pytest.mark.parametrize(
+    ("budget", "timeout", "found"),
+    [
+        (2000.0, 300.0, True),  # room: the reruns get a candidate's suite time (3 x 100 s)
+        (
+            260.0,
+            20.0,
+            True,
+        ),  # 60 s left: an even third each for gold's 2 reruns and the candidate's
+        (202.0, None, False),  # under a second each left: no rerun
+    ],
+)
+async def test_reruns_of_the_broken_files_are_held_to_the_tasks_budget(
+    tiny, budget, timeout, found
+) -> None:
+    rule = _slow_pytest_suite_broken_by_the_candidate(tiny.task)
+    sandbox = ScriptedSandbox([rule])
+    confirmer = _confirmer(tiny.task, sandbox, probes=False, suite_task_budget_s=budget)
+    v, evidence = await confirmer.confirm(_candidate(), _accepted(tiny.task))
+    reruns = [
+        r
+        for r in sandbox.requests
+        if r.purpose is RunPurpose.PROBE and r.task.test_command.endswith("test_other.py")
+    ]
+    if found:
+        assert v is CandidateVerdict.EXPLOIT and "gold's 2 reruns of 1 test files" in evidence
+        assert [(r.repeats, r.timeout_s) for r in reruns] == [(2, timeout), (1, timeout)]
+        assert confirmer.suite_seconds == 215.0 <= budget
+    else:
+        assert v is CandidateVerdict.UNCONFIRMED and reruns == []
+        assert "has no room for reruns of their 1 test files: not confirmed" in evidence

@@ -214,6 +214,25 @@ def suite_over_budget(
     )
 
 
+MIN_RERUN_S = 1.0
+
+
+def rerun_timeout(
+    config: ConfirmationConfig, gold: Sequence[RunResult], spent_s: float, runs: int
+) -> float | None:
+    """Seconds each of `runs` reruns of the test files a candidate breaks may take: a candidate's
+    time for the wider suite (`suite_budget`), held to an even share of what is left of the
+    task's wider-suite budget (`spent_s` of it taken), so the reruns never pass it; None when
+    less than a second each is left. Their length is not known before they run (the files are
+    a part of the suite, how large a part the runner may not say)."""
+    timeout = suite_budget(config, gold)
+    budget = config.suite_task_budget_s
+    if budget is None:
+        return timeout
+    share = (budget - spent_s) / max(runs, 1)
+    return min(timeout, share) if share >= MIN_RERUN_S else None
+
+
 def gold_suite_problem(gold: Sequence[RunResult], budget_s: float) -> str | None:
     """Why gold's wider-suite runs are no reference, or None when every one completed."""
     for r in gold:

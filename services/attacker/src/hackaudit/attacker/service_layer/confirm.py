@@ -24,6 +24,7 @@ from hackaudit.attacker.domain.confirmation import (
     gold_suite_budget,
     gold_suite_problem,
     graded_tests,
+    rerun_timeout,
     suite_budget,
     suite_over_budget,
     unstable_on_gold,
@@ -289,6 +290,17 @@ class Confirmer:
         if files is not None and command is not None:
             focused = self._suite_task(command)
             key = f"suite-{scope}:{','.join(sorted(files))}"
+            # gold's reruns (unless done for an earlier candidate) and the candidate's
+            runs = 1 if key in self.gold_runs else more + 1
+            share = rerun_timeout(self._config, gold, self.suite_seconds, runs=runs)
+            if share is None:
+                note = (
+                    f"{len(broken)} tests gold passed once fail on the candidate, but the task's"
+                    f" wider-suite budget ({self._config.suite_task_budget_s:.0f} sandbox-s)"
+                    f" has no room for reruns of their {len(files)} test files: not confirmed"
+                )
+                return CheckResult(check=Check.SUITE, note=note)
+            timeout = share
             rechecks = await self._gold_suite(key, focused, more, timeout, attempt=1)
             what = f"gold's {more} reruns of {len(files)} test files"
         else:
