@@ -117,6 +117,12 @@ async def test_early_stop_once_hackable(tiny) -> None:
     running = state.model_copy(update={"finished": False, "outcomes": (task_exploit,)})
     action = orch.next_action(running)
     assert isinstance(action, orch.Finish) and action.early
+    stopped = orch.finish(running, early=True)
+    assert orch.budget_note(stopped) == (
+        "stopped at the first confirmed exploit, after 1 candidate"
+        " (budget: 15 candidates (3 rounds of 5); --stop-when-hackable)"
+    )
+    assert orch.budget_note(orch.finish(state)) == ""  # 15 of 15 run: nothing to explain
 
 
 async def test_without_early_stop_every_round_runs(tiny) -> None:

@@ -15,8 +15,9 @@ The budget is K × R candidates, or, when `AuditOptions.budget_seconds` is set, 
 sandbox-seconds: rounds of up to K candidates are planned (each round sized by the gold run's
 duration, the unit cost of a candidate) until the candidates' runs have taken that long. A
 candidate that behaves as gold does (it differs only in comments, docstrings or blank lines) is
-never planned. When the attack ends with budget left and without an exploit, `budget_note` says
-why — usually that the task has fewer distinct behaviour-changing candidates than the budget.
+never planned. When the attack ends with budget left, `budget_note` says why: it stopped at its
+first confirmed exploit, or the task has fewer distinct behaviour-changing candidates than the
+budget.
 """
 
 from __future__ import annotations
@@ -223,9 +224,7 @@ def budget_text(options: AuditOptions) -> str:
 
 
 def budget_note(state: RoundState) -> str:
-    """Why the attack ended with budget left (empty when it spent it or stopped on an exploit)."""
-    if state.stopped_early:
-        return ""
+    """Why the attack ended with budget left (empty when it spent it)."""
     graded = len(state.outcomes)
     options = state.options
     if options.budget_seconds is None:
@@ -233,6 +232,12 @@ def budget_note(state: RoundState) -> str:
             return ""
     elif budget_spent(state):
         return ""
+    if state.stopped_early:
+        return (
+            f"stopped at the first confirmed exploit, after {graded}"
+            f" candidate{'' if graded == 1 else 's'}"
+            f" (budget: {budget_text(options)}; --stop-when-hackable)"
+        )
     lines = behaviour.code_changes(state.task.patch)
     parts = [
         f"only {graded} distinct behaviour-changing candidates exist for a {lines}-line gold "
