@@ -14,8 +14,8 @@ from hackaudit.attacker.adapters.llm import AnthropicLLM, CachingLLM
 from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
 from hackaudit.attacker.bootstrap import bootstrap
 from hackaudit.attacker.domain import orchestration as orch
+from hackaudit.attacker.domain.generate.strategies.llm import LLMParams
 from hackaudit.attacker.domain.ports import LLMUnavailableError, Prompt
-from hackaudit.attacker.domain.strategies.llm import LLMParams
 from hackaudit.attacker.service_layer.attack import AttackConfig, run_attack
 from hackaudit.attacker.settings import AttackerSettings
 from hackaudit.shared.contracts import (

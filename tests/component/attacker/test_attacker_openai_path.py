@@ -16,9 +16,9 @@ from hackaudit.attacker.adapters.openai_chat import OpenAIChatLLM
 from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
 from hackaudit.attacker.bootstrap import bootstrap
 from hackaudit.attacker.domain import orchestration as orch
+from hackaudit.attacker.domain.generate.strategies.base import ProposalContext
+from hackaudit.attacker.domain.generate.strategies.llm import LLMParams, LLMStrategy
 from hackaudit.attacker.domain.ports import LLMUnavailableError, Prompt
-from hackaudit.attacker.domain.strategies.base import ProposalContext
-from hackaudit.attacker.domain.strategies.llm import LLMParams, LLMStrategy
 from hackaudit.attacker.service_layer.attack import AttackConfig, run_attack
 from hackaudit.attacker.settings import AttackerSettings
 from hackaudit.shared.contracts import AttackRequested, AuditOptions, CandidateVerdict, Task

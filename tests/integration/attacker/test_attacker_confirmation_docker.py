@@ -20,7 +20,7 @@ from tinysym import (
     edit,
 )
 
-from hackaudit.attacker.domain.confirmation import ConfirmationConfig
+from hackaudit.attacker.domain.confirm.confirmation import ConfirmationConfig
 from hackaudit.attacker.service_layer.confirm import Confirmer
 from hackaudit.shared.contracts import (
     Candidate,

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
-from hackaudit.attacker.domain import reference as ref
-from hackaudit.attacker.domain import rewrites
+from hackaudit.attacker.domain.pool import reference as ref
+from hackaudit.attacker.domain.pool import rewrites
 from hackaudit.attacker.service_layer.attack import AttackConfig, run_attack
 from hackaudit.shared.contracts import (
     AttackRequested,

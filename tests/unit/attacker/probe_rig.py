@@ -10,9 +10,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from hackaudit.attacker.domain import probes, replay
-from hackaudit.attacker.domain.replay import ReplayTarget
-from hackaudit.attacker.domain.replay_source import render_replay
+from hackaudit.attacker.domain.confirm import probes, replay
+from hackaudit.attacker.domain.confirm.replay import ReplayTarget
+from hackaudit.attacker.domain.confirm.replay_source import render_replay
 from hackaudit.sandbox.domain.log_parsers.unittest import parse_unittest
 from hackaudit.shared.contracts import RunResult, RunStatus
 

@@ -10,10 +10,15 @@ import pytest
 
 from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox
 from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
-from hackaudit.attacker.domain import behaviour, diffs
 from hackaudit.attacker.domain import orchestration as orch
-from hackaudit.attacker.domain.strategies import harness, mutation, partial
-from hackaudit.attacker.domain.strategies.base import Category, OfflineStrategy, make_candidate
+from hackaudit.attacker.domain.generate import behaviour
+from hackaudit.attacker.domain.generate.strategies import harness, mutation, partial
+from hackaudit.attacker.domain.generate.strategies.base import (
+    Category,
+    OfflineStrategy,
+    make_candidate,
+)
+from hackaudit.attacker.domain.reading import diffs
 from hackaudit.attacker.service_layer.attack import run_attack
 from hackaudit.shared.contracts import (
     AttackRequested,

@@ -11,9 +11,9 @@ import pytest
 from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox, passed
 from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
 from hackaudit.attacker.domain import orchestration as orch
-from hackaudit.attacker.domain.classification import ALWAYS_EQUAL_ADVICE, Kind, exploit_kind
-from hackaudit.attacker.domain.runners import Runner, runner_of
-from hackaudit.attacker.domain.strategies import harness
+from hackaudit.attacker.domain.confirm.classification import ALWAYS_EQUAL_ADVICE, Kind, exploit_kind
+from hackaudit.attacker.domain.generate.strategies import harness
+from hackaudit.attacker.domain.reading.runners import Runner, runner_of
 from hackaudit.attacker.service_layer.attack import AttackConfig, run_attack
 from hackaudit.cli.report import TaskReport, write_report
 from hackaudit.shared.contracts import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox, failed, passed
-from hackaudit.attacker.domain import probes
-from hackaudit.attacker.domain.confirmation import (
+from hackaudit.attacker.domain.confirm import probes
+from hackaudit.attacker.domain.confirm.confirmation import (
     Check,
     CheckResult,
     ConfirmationConfig,
@@ -318,7 +318,7 @@ async def test_checks_can_be_switched_off(tiny) -> None:
 
 
 def test_a_probe_difference_counts_only_when_every_candidate_run_shows_it() -> None:
-    from hackaudit.attacker.domain.confirmation import Check, CheckResult
+    from hackaudit.attacker.domain.confirm.confirmation import Check, CheckResult
     from hackaudit.attacker.service_layer.confirm import reproduced
 
     seen = CheckResult(check=Check.PROBES, evidence="f(1): gold returns 1, candidate returns 2")

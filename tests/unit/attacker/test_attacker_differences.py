@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox, passed
-from hackaudit.attacker.domain import probes, replay
-from hackaudit.attacker.domain.confirmation import Check, CheckResult, compare_probes, differences
+from hackaudit.attacker.domain.confirm import probes, replay
+from hackaudit.attacker.domain.confirm.confirmation import (
+    Check,
+    CheckResult,
+    compare_probes,
+    differences,
+)
 from hackaudit.shared.contracts import CandidateVerdict, ProbeDifference, RunResult
 
 from .test_attacker_confirmation import _accepted, _candidate, _confirmer, scripted

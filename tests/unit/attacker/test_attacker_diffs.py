@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hackaudit.attacker.domain import diffs
-from hackaudit.attacker.domain.diffs import DiffError, LineKind
+from hackaudit.attacker.domain.reading import diffs
+from hackaudit.attacker.domain.reading.diffs import DiffError, LineKind
 
 TWO_HUNKS = """\
 diff --git a/m.py b/m.py

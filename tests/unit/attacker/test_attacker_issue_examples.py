@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hackaudit.attacker.domain import issue_examples, probes, replay
+from hackaudit.attacker.domain.confirm import issue_examples, probes, replay
 from hackaudit.sandbox.domain.log_parsers.unittest import parse_unittest
 from hackaudit.shared.contracts import RunResult, RunStatus, Task
 

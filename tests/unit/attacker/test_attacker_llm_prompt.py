@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from hackaudit.attacker.domain import diffs, gold_source
-from hackaudit.attacker.domain.prompt_budget import MIN_CAP, Part, cap_for, clip, fit
-from hackaudit.attacker.domain.strategies.base import Feedback, ProposalContext
-from hackaudit.attacker.domain.strategies.llm import LLMParams, build_prompt
+from hackaudit.attacker.domain.generate.prompt_budget import MIN_CAP, Part, cap_for, clip, fit
+from hackaudit.attacker.domain.generate.strategies.base import Feedback, ProposalContext
+from hackaudit.attacker.domain.generate.strategies.llm import LLMParams, build_prompt
+from hackaudit.attacker.domain.reading import diffs, gold_source
 from hackaudit.shared.contracts import Candidate, Provenance
 
 

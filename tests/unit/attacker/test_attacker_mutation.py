@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hackaudit.attacker.domain.strategies.mutation import OPERATORS, line_mutants, mutants
+from hackaudit.attacker.domain.generate.strategies.mutation import OPERATORS, line_mutants, mutants
 
 # (operator, line, mutated lines expected among the mutants, lines that must not appear)
 CASES = [

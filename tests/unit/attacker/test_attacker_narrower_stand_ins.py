@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from hackaudit.attacker.domain.probe_inputs import variants
-from hackaudit.attacker.domain.strategies import mutation
+from hackaudit.attacker.domain.confirm.probe_inputs import variants
+from hackaudit.attacker.domain.generate.strategies import mutation
 
 
 def _texts(line: str) -> dict[str, str]:

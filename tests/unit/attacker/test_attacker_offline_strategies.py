@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from hackaudit.attacker.domain.strategies import harness, offline_pools, partial, special_casing
-from hackaudit.attacker.domain.strategies.base import Category, ProposalContext
+from hackaudit.attacker.domain.generate.strategies import (
+    harness,
+    offline_pools,
+    partial,
+    special_casing,
+)
+from hackaudit.attacker.domain.generate.strategies.base import Category, ProposalContext
 from hackaudit.shared.contracts import Candidate, RunPurpose, RunRequested
 
 

@@ -15,8 +15,8 @@ from hackaudit.attacker.adapters.round_state_store import (
     JsonFileRoundStateStore,
 )
 from hackaudit.attacker.domain import orchestration as orch
+from hackaudit.attacker.domain.generate.strategies.base import Category
 from hackaudit.attacker.domain.ports import LLMUnavailableError, Prompt
-from hackaudit.attacker.domain.strategies.base import Category
 from hackaudit.attacker.service_layer.attack import run_attack
 from hackaudit.shared.contracts import (
     AttackRequested,

@@ -8,8 +8,8 @@ import os
 import subprocess
 import sys
 
-from hackaudit.attacker.domain import probes
-from hackaudit.attacker.domain.probe_source import PROBE_PATH
+from hackaudit.attacker.domain.confirm import probes
+from hackaudit.attacker.domain.confirm.probe_source import PROBE_PATH
 from hackaudit.sandbox.domain.log_parsers.unittest import parse_unittest
 from hackaudit.shared.contracts import RunResult, RunStatus
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hackaudit.attacker.domain import probes
-from hackaudit.attacker.domain.probes import ProbeCase
+from hackaudit.attacker.domain.confirm import probes
+from hackaudit.attacker.domain.confirm.probes import ProbeCase
 
 from .probe_rig import run_probe
 

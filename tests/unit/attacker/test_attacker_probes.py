@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from hackaudit.attacker.domain import probes
-from hackaudit.attacker.domain.probe_inputs import input_sets, string_variants, variants
-from hackaudit.attacker.domain.probe_source import LOADED
-from hackaudit.attacker.domain.probes import Output, ProbeCase
+from hackaudit.attacker.domain.confirm import probes
+from hackaudit.attacker.domain.confirm.probe_inputs import input_sets, string_variants, variants
+from hackaudit.attacker.domain.confirm.probe_source import LOADED
+from hackaudit.attacker.domain.confirm.probes import Output, ProbeCase
 from hackaudit.shared.contracts import RunResult, RunStatus, TestStatus
 
 # --- inputs ------------------------------------------------------------------------------------
@@ -275,7 +275,12 @@ def test_runner_of_a_task(tiny, command, parser, repo, expected) -> None:
 
 
 def test_a_private_helper_letting_through_what_gold_deliberately_raises_is_evidence() -> None:
-    from hackaudit.attacker.domain.probes import Output, ProbeCase, differences, raised_by_gold
+    from hackaudit.attacker.domain.confirm.probes import (
+        Output,
+        ProbeCase,
+        differences,
+        raised_by_gold,
+    )
 
     deliberate = raised_by_gold(
         "+    if len(set(c)) != len(c):\n+        raise ValueError('repeated')\n"
@@ -294,7 +299,7 @@ def test_a_private_helper_letting_through_what_gold_deliberately_raises_is_evide
 def test_a_wrapper_handing_its_arguments_to_pytest_runs_the_wider_suite_through_the_wrapper() -> (
     None
 ):
-    from hackaudit.attacker.domain.probes import suite_command
+    from hackaudit.attacker.domain.confirm.probes import suite_command
     from hackaudit.shared.contracts import Task
 
     task = Task(

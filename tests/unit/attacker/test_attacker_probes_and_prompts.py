@@ -7,15 +7,14 @@ import pytest
 from hackaudit.attacker.adapters.completion_cache import JsonDirCompletionCache
 from hackaudit.attacker.adapters.round_state_store import JsonFileRoundStateStore
 from hackaudit.attacker.domain import orchestration as orch
-from hackaudit.attacker.domain import probes
-from hackaudit.attacker.domain.ports import Completion, Prompt
-from hackaudit.attacker.domain.strategies.base import Feedback, ProposalContext
-from hackaudit.attacker.domain.strategies.llm import (
-    INVALID_PREFIX,
+from hackaudit.attacker.domain.confirm import probes
+from hackaudit.attacker.domain.generate.strategies.base import Feedback, ProposalContext
+from hackaudit.attacker.domain.generate.strategies.llm import (
     LLMParams,
     build_prompt,
     parse_reply,
 )
+from hackaudit.attacker.domain.ports import Completion, Prompt
 from hackaudit.shared.contracts import (
     AttackRequested,
     Candidate,
@@ -150,7 +149,7 @@ def test_parse_reply_valid_invalid_and_refines(tiny) -> None:
     )
     assert "@@ -15,3 +15,3 @@" in valid.diff  # the model's miscounted header is recomputed
     assert tiny.applies(valid.diff) == (True, "")
-    assert invalid.provenance.detail.startswith(INVALID_PREFIX)
+    assert invalid.provenance.detail == "broken." and invalid.provenance.invalid
     assert orch.invalid_reason(invalid) is not None and orch.invalid_reason(valid) is None
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hackaudit.attacker.domain import layout, pysource
-from hackaudit.attacker.domain.test_literals import Expectation, extract
+from hackaudit.attacker.domain.reading import layout, pysource
+from hackaudit.attacker.domain.reading.test_literals import Expectation, extract
 
 
 @pytest.mark.parametrize(

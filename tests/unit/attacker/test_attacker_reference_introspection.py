@@ -13,7 +13,7 @@ import pytest
 
 from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox, failed, passed
 from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
-from hackaudit.attacker.domain import rewrites
+from hackaudit.attacker.domain.pool import rewrites
 from hackaudit.attacker.service_layer.attack import run_attack
 from hackaudit.shared.contracts import (
     AttackRequested,

@@ -14,7 +14,9 @@ import subprocess
 from pathlib import Path
 from types import ModuleType
 
-from hackaudit.attacker.domain import behaviour, diffs, rewrites
+from hackaudit.attacker.domain.generate import behaviour
+from hackaudit.attacker.domain.pool import rewrites
+from hackaudit.attacker.domain.reading import diffs
 
 from .conftest import diff_of, git, make_repo
 

@@ -8,9 +8,9 @@ import pytest
 
 from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox, failed, passed
 from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
-from hackaudit.attacker.domain import reference as ref
-from hackaudit.attacker.domain import rewrites
-from hackaudit.attacker.domain.confirmation import Check, CheckResult
+from hackaudit.attacker.domain.confirm.confirmation import Check, CheckResult
+from hackaudit.attacker.domain.pool import reference as ref
+from hackaudit.attacker.domain.pool import rewrites
 from hackaudit.attacker.service_layer.attack import AttackConfig, run_attack
 from hackaudit.shared.contracts import (
     AttackRequested,
@@ -50,7 +50,7 @@ def test_other_instance_ids_usually_draw_other_samples(tiny) -> None:
 
 
 def test_the_sample_holds_no_comment_only_mutant_and_never_gold(tiny) -> None:
-    from hackaudit.attacker.domain import behaviour
+    from hackaudit.attacker.domain.generate import behaviour
 
     gold = Candidate.gold(tiny.task).content_hash
     for c in ref.mutant_population(tiny.task):

@@ -14,7 +14,9 @@ from types import ModuleType
 
 import pytest
 
-from hackaudit.attacker.domain import behaviour, diffs, rewrites
+from hackaudit.attacker.domain.generate import behaviour
+from hackaudit.attacker.domain.pool import rewrites
+from hackaudit.attacker.domain.reading import diffs
 
 from .conftest import diff_of, git, make_repo
 

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from hackaudit.attacker.domain import replay
-from hackaudit.attacker.domain.confirmation import (
+from hackaudit.attacker.domain.confirm import replay
+from hackaudit.attacker.domain.confirm.confirmation import (
     ConfirmationConfig,
     compare_probes,
     gold_suite_budget,
     gold_suite_problem,
     suite_budget,
 )
-from hackaudit.attacker.domain.replay import ReplayTarget
-from hackaudit.attacker.domain.replay_source import render_replay
+from hackaudit.attacker.domain.confirm.replay import ReplayTarget
+from hackaudit.attacker.domain.confirm.replay_source import render_replay
 from hackaudit.shared.contracts import RunResult, RunStatus, Task, TestStatus
 
 from .probe_rig import run_probe

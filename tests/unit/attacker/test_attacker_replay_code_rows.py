@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hackaudit.attacker.domain import replay
-from hackaudit.attacker.domain.replay import ReplayTarget
+from hackaudit.attacker.domain.confirm import replay
+from hackaudit.attacker.domain.confirm.replay import ReplayTarget
 from hackaudit.shared.contracts import RunResult
 
 from .probe_rig import replay_differences, replay_run

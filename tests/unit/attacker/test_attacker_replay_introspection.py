@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from hackaudit.attacker.adapters.fake_sandbox import passed
-from hackaudit.attacker.domain import replay
-from hackaudit.attacker.domain.confirmation import compare_probes
+from hackaudit.attacker.domain.confirm import replay
+from hackaudit.attacker.domain.confirm.confirmation import compare_probes
 from hackaudit.shared.contracts import RunResult
 
 TARGET = replay.ReplayTarget("tests/test_core.py", "tests.test_core", ("test_clamp",))

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hackaudit.attacker.domain import probes, replay
-from hackaudit.attacker.domain.replay import ReplayTarget
-from hackaudit.attacker.domain.replay_source import render_replay
+from hackaudit.attacker.domain.confirm import probes, replay
+from hackaudit.attacker.domain.confirm.replay import ReplayTarget
+from hackaudit.attacker.domain.confirm.replay_source import render_replay
 from hackaudit.shared.contracts import RunResult
 
 from .probe_rig import run_probe

@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 
-from hackaudit.attacker.domain import test_expressions
-from hackaudit.attacker.domain.strategies import special_casing
+from hackaudit.attacker.domain.generate.strategies import special_casing
+from hackaudit.attacker.domain.reading import test_expressions
 from hackaudit.shared.contracts import RunPurpose, RunRequested, Task
 
 from .conftest import LocalSandbox, diff_of, git, make_repo

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from hackaudit.attacker.domain.strategies import mutation
+from hackaudit.attacker.domain.generate.strategies import mutation
 
 
 @pytest.mark.parametrize(

@@ -16,9 +16,9 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from hackaudit.attacker.domain.confirmation import ConfirmationConfig, SuiteScope
-from hackaudit.attacker.domain.reference import DEFAULT_SAMPLE_SIZE
-from hackaudit.attacker.domain.strategies.llm import LLMParams
+from hackaudit.attacker.domain.confirm.confirmation import ConfirmationConfig, SuiteScope
+from hackaudit.attacker.domain.generate.strategies.llm import LLMParams
+from hackaudit.attacker.domain.pool.reference import DEFAULT_SAMPLE_SIZE
 from hackaudit.attacker.service_layer.attack import AttackConfig
 
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}

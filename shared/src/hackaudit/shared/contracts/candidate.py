@@ -19,6 +19,8 @@ class Provenance(BaseModel):
     round: int = Field(default=1, ge=1)
     parent_id: str | None = None
     detail: str = ""
+    # Why the candidate cannot be graded at all (a model's block that is no diff); empty: it can.
+    invalid: str = ""
 
 
 class CandidateKind(StrEnum):

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hackaudit.attacker.domain import behaviour, diffs
-from hackaudit.attacker.domain import reference as ref
-from hackaudit.attacker.domain.strategies.base import Category, Feedback, with_round
-from hackaudit.attacker.domain.strategies.llm import INVALID_PREFIX
+from hackaudit.attacker.domain.generate import behaviour
+from hackaudit.attacker.domain.generate.strategies.base import Category, Feedback, with_round
+from hackaudit.attacker.domain.pool import reference as ref
+from hackaudit.attacker.domain.reading import diffs
 from hackaudit.shared.contracts import (
     AttackCompleted,
     AttackRequested,
@@ -366,8 +366,8 @@ def record_llm(state: RoundState, calls: Sequence[LLMCall]) -> RoundState:
 
 def invalid_reason(candidate: Candidate) -> str | None:
     """Why a candidate cannot even be sent to the sandbox (None: it can)."""
-    if candidate.provenance.detail.startswith(INVALID_PREFIX):
-        return candidate.provenance.detail[len(INVALID_PREFIX) :]
+    if candidate.provenance.invalid:
+        return candidate.provenance.invalid
     if candidate.is_empty:
         return "empty patch"
     if candidate.files:

@@ -14,25 +14,25 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from hackaudit.attacker.domain import orchestration as orch
-from hackaudit.attacker.domain.classification import exploit_kind
-from hackaudit.attacker.domain.confirmation import ConfirmationConfig
-from hackaudit.attacker.domain.orchestration import LLMCall, RoundState
-from hackaudit.attacker.domain.ports import (
-    LLMPort,
-    LLMUnavailableError,
-    RoundStateStore,
-    SandboxPort,
-)
-from hackaudit.attacker.domain.reference import DEFAULT_SAMPLE_SIZE
-from hackaudit.attacker.domain.strategies import (
+from hackaudit.attacker.domain.confirm.classification import exploit_kind
+from hackaudit.attacker.domain.confirm.confirmation import ConfirmationConfig
+from hackaudit.attacker.domain.generate.strategies import (
     OFFLINE,
     Category,
     OfflineStrategy,
     not_applicable,
     offline_pools,
 )
-from hackaudit.attacker.domain.strategies.base import Feedback, ProposalContext
-from hackaudit.attacker.domain.strategies.llm import LLMParams, LLMStrategy
+from hackaudit.attacker.domain.generate.strategies.base import Feedback, ProposalContext
+from hackaudit.attacker.domain.generate.strategies.llm import LLMParams, LLMStrategy
+from hackaudit.attacker.domain.orchestration import LLMCall, RoundState
+from hackaudit.attacker.domain.pool.reference import DEFAULT_SAMPLE_SIZE
+from hackaudit.attacker.domain.ports import (
+    LLMPort,
+    LLMUnavailableError,
+    RoundStateStore,
+    SandboxPort,
+)
 from hackaudit.attacker.service_layer.confirm import REQUESTED_BY, Confirmer
 from hackaudit.attacker.service_layer.reference import evaluate_pool
 from hackaudit.shared.contracts import (

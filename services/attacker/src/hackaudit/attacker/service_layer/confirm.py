@@ -10,8 +10,8 @@ the task's runner and parser, within a budget sized from gold's graded run.
 
 from __future__ import annotations
 
-from hackaudit.attacker.domain import probes, replay
-from hackaudit.attacker.domain.confirmation import (
+from hackaudit.attacker.domain.confirm import probes, replay
+from hackaudit.attacker.domain.confirm.confirmation import (
     Check,
     CheckResult,
     ConfirmationConfig,

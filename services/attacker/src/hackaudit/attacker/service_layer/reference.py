@@ -12,9 +12,9 @@ reach `max_seconds`, the members left are not graded but left out, with the reas
 from __future__ import annotations
 
 from hackaudit.attacker.domain import orchestration as orch
-from hackaudit.attacker.domain import reference as ref
-from hackaudit.attacker.domain.confirmation import ConfirmationConfig
+from hackaudit.attacker.domain.confirm.confirmation import ConfirmationConfig
 from hackaudit.attacker.domain.orchestration import RoundState
+from hackaudit.attacker.domain.pool import reference as ref
 from hackaudit.attacker.domain.ports import RoundStateStore, SandboxPort
 from hackaudit.attacker.service_layer.confirm import REQUESTED_BY, Confirmer
 from hackaudit.shared.contracts import (

@@ -21,10 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from hackaudit.attacker.domain import diffs, issue_examples, pysource
-from hackaudit.attacker.domain.probe_inputs import variants
-from hackaudit.attacker.domain.replay_source import render_replay
-from hackaudit.attacker.domain.test_literals import extract, is_literal_value
+from hackaudit.attacker.domain.confirm import issue_examples
+from hackaudit.attacker.domain.confirm.probe_inputs import variants
+from hackaudit.attacker.domain.confirm.replay_source import render_replay
+from hackaudit.attacker.domain.reading import diffs, pysource
+from hackaudit.attacker.domain.reading.test_literals import extract, is_literal_value
 from hackaudit.shared.contracts import RunResult, RunStatus, Task
 
 K = TypeVar("K")

@@ -20,7 +20,7 @@ import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from hackaudit.attacker.domain import diffs
+from hackaudit.attacker.domain.reading import diffs
 
 MAX_CASES = 40
 _EQUAL = {"assertEqual", "assertEquals", "assert_equal", "assertIs"}

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from itertools import combinations, islice
 
-from hackaudit.attacker.domain import behaviour, diffs, pysource
-from hackaudit.attacker.domain.diffs import LineKind
-from hackaudit.attacker.domain.strategies.base import (
+from hackaudit.attacker.domain.generate import behaviour
+from hackaudit.attacker.domain.generate.strategies.base import (
     Category,
     OfflineStrategy,
     gold_id,
@@ -20,6 +19,8 @@ from hackaudit.attacker.domain.strategies.base import (
     parse_gold,
     unique,
 )
+from hackaudit.attacker.domain.reading import diffs, pysource
+from hackaudit.attacker.domain.reading.diffs import LineKind
 from hackaudit.shared.contracts import Candidate, Task
 
 NAME = "partial_fix"

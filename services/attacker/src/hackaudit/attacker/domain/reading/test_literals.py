@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from hackaudit.attacker.domain import diffs
-from hackaudit.attacker.domain.diffs import LineKind
+from hackaudit.attacker.domain.reading import diffs
+from hackaudit.attacker.domain.reading.diffs import LineKind
 
 _EQUAL_ASSERTS = {"assertEqual", "assertEquals", "assert_equal", "assertIs"}
 _UNSET = object()

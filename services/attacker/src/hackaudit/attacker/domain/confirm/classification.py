@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from hackaudit.attacker.domain import diffs
-from hackaudit.attacker.domain.layout import is_test_config, is_test_path
-from hackaudit.attacker.domain.strategies.harness import NAME as HARNESS
-from hackaudit.attacker.domain.strategies.harness import RUNNER_VARIANTS, variant_of
+from hackaudit.attacker.domain.generate.strategies.harness import NAME as HARNESS
+from hackaudit.attacker.domain.generate.strategies.harness import RUNNER_VARIANTS, variant_of
+from hackaudit.attacker.domain.reading import diffs
+from hackaudit.attacker.domain.reading.layout import is_test_config, is_test_path
 from hackaudit.shared.contracts import Candidate, PatchFlags
 
 

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from hackaudit.attacker.domain import diffs
+from hackaudit.attacker.domain.reading import diffs
 from hackaudit.shared.contracts import Candidate, Provenance, Task
 
 

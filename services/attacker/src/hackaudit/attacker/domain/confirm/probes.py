@@ -34,13 +34,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hackaudit.attacker.domain import diffs, issue_examples, pysource, replay, targets
-from hackaudit.attacker.domain.layout import layout
-from hackaudit.attacker.domain.probe_inputs import Inputs, input_sets, pool_sets
-from hackaudit.attacker.domain.probe_source import CLASS, LOADED, PROBE_PATH, render
-from hackaudit.attacker.domain.replay import UNSTABLE, ReplayTarget, agreed
-from hackaudit.attacker.domain.runners import Runner, runner_of
-from hackaudit.attacker.domain.test_literals import TestLiterals, extract, is_literal_value
+from hackaudit.attacker.domain.confirm import issue_examples, replay
+from hackaudit.attacker.domain.confirm.probe_inputs import Inputs, input_sets, pool_sets
+from hackaudit.attacker.domain.confirm.probe_source import CLASS, LOADED, PROBE_PATH, render
+from hackaudit.attacker.domain.confirm.replay import UNSTABLE, ReplayTarget, agreed
+from hackaudit.attacker.domain.generate import targets
+from hackaudit.attacker.domain.reading import diffs, pysource
+from hackaudit.attacker.domain.reading.layout import layout
+from hackaudit.attacker.domain.reading.runners import Runner, runner_of
+from hackaudit.attacker.domain.reading.test_literals import TestLiterals, extract, is_literal_value
 from hackaudit.shared.contracts import RunResult, Task
 
 __all__ = ["PROBE_PATH", "Output", "ProbeCase", "plan", "probe_command", "suite_command"]

@@ -28,10 +28,10 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hackaudit.attacker.domain import probes, replay
-from hackaudit.attacker.domain.probe_source import LOADED
-from hackaudit.attacker.domain.probes import MAX_CASES as MAX_PROBE_CASES
-from hackaudit.attacker.domain.strategies.harness import NAME as HARNESS
+from hackaudit.attacker.domain.confirm import probes, replay
+from hackaudit.attacker.domain.confirm.probe_source import LOADED
+from hackaudit.attacker.domain.confirm.probes import MAX_CASES as MAX_PROBE_CASES
+from hackaudit.attacker.domain.generate.strategies.harness import NAME as HARNESS
 from hackaudit.shared.contracts import (
     Candidate,
     CandidateVerdict,

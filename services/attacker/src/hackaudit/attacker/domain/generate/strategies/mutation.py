@@ -29,12 +29,9 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from hackaudit.attacker.domain import behaviour, diffs, pysource
-from hackaudit.attacker.domain.diffs import LineKind
-from hackaudit.attacker.domain.layout import is_test_path
-from hackaudit.attacker.domain.pysource import Tok
-from hackaudit.attacker.domain.strategies import narrowing
-from hackaudit.attacker.domain.strategies.base import (
+from hackaudit.attacker.domain.generate import behaviour
+from hackaudit.attacker.domain.generate.strategies import narrowing
+from hackaudit.attacker.domain.generate.strategies.base import (
     Category,
     OfflineStrategy,
     gold_id,
@@ -42,6 +39,10 @@ from hackaudit.attacker.domain.strategies.base import (
     parse_gold,
     unique,
 )
+from hackaudit.attacker.domain.reading import diffs, pysource
+from hackaudit.attacker.domain.reading.diffs import LineKind
+from hackaudit.attacker.domain.reading.layout import is_test_path
+from hackaudit.attacker.domain.reading.pysource import Tok
 from hackaudit.shared.contracts import Candidate, Task
 
 NAME = "mutation"

@@ -17,14 +17,13 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hackaudit.attacker.domain import diffs, gold_source
-from hackaudit.attacker.domain.ports import Completion, LLMPort, Prompt
-from hackaudit.attacker.domain.prompt_budget import Cut, Part, clip, fit
-from hackaudit.attacker.domain.strategies.base import Category, ProposalContext, parse_gold
+from hackaudit.attacker.domain.generate.model_port import Completion, LLMPort, Prompt
+from hackaudit.attacker.domain.generate.prompt_budget import Cut, Part, clip, fit
+from hackaudit.attacker.domain.generate.strategies.base import Category, ProposalContext, parse_gold
+from hackaudit.attacker.domain.reading import diffs, gold_source
 from hackaudit.shared.contracts import Candidate, Provenance, Task
 
 NAME = "llm"
-INVALID_PREFIX = "invalid: "
 
 SYSTEM = (
     "You are a security auditor for code reinforcement-learning environments. Each environment "
@@ -238,18 +237,21 @@ def parse_reply(
         last_end = match.end()
         block = match.group(1)
         parent = labels.get(refines) if refines else None
+        detail = rationale or "model patch"
         try:
-            diff = diffs.normalise(block)
-            detail = rationale or "model patch"
+            diff, invalid = diffs.normalise(block), ""
         except diffs.DiffError as exc:
-            diff = block
-            detail = f"{INVALID_PREFIX}{exc}"
+            diff, invalid = block, str(exc)
         out.append(
             Candidate(
                 instance_id=task.instance_id,
                 diff=diff or "(empty diff block)\n",
                 provenance=Provenance(
-                    strategy=NAME, round=round_, parent_id=parent, detail=detail[:300]
+                    strategy=NAME,
+                    round=round_,
+                    parent_id=parent,
+                    detail=detail[:300],
+                    invalid=invalid[:300],
                 ),
             )
         )
@@ -259,7 +261,7 @@ def parse_reply(
             Candidate(
                 instance_id=task.instance_id,
                 diff=f"(model output without a diff)\n{text[:2000]}\n",
-                provenance=Provenance(strategy=NAME, round=round_, detail=INVALID_PREFIX + reason),
+                provenance=Provenance(strategy=NAME, round=round_, invalid=reason),
             )
         )
     return out

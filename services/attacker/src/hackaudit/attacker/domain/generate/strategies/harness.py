@@ -26,16 +26,17 @@ import posixpath
 import re
 from collections.abc import Callable
 
-from hackaudit.attacker.domain import diffs, pysource, targets
-from hackaudit.attacker.domain.layout import layout
-from hackaudit.attacker.domain.runners import Runner, runner_of
-from hackaudit.attacker.domain.strategies.base import (
+from hackaudit.attacker.domain.generate import targets
+from hackaudit.attacker.domain.generate.strategies.base import (
     Category,
     OfflineStrategy,
     make_candidate,
     parse_gold,
     unique,
 )
+from hackaudit.attacker.domain.reading import diffs, pysource
+from hackaudit.attacker.domain.reading.layout import layout
+from hackaudit.attacker.domain.reading.runners import Runner, runner_of
 from hackaudit.shared.contracts import Candidate, Task
 
 NAME = "harness"

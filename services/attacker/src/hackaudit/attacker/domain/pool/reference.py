@@ -26,10 +26,11 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from hackaudit.attacker.domain import behaviour, rewrites
-from hackaudit.attacker.domain.confirmation import CheckResult
-from hackaudit.attacker.domain.strategies import mutation, partial
-from hackaudit.attacker.domain.strategies.base import unique
+from hackaudit.attacker.domain.confirm.confirmation import CheckResult
+from hackaudit.attacker.domain.generate import behaviour
+from hackaudit.attacker.domain.generate.strategies import mutation, partial
+from hackaudit.attacker.domain.generate.strategies.base import unique
+from hackaudit.attacker.domain.pool import rewrites
 from hackaudit.shared.contracts import (
     Candidate,
     CandidateVerdict,

@@ -24,8 +24,8 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from hackaudit.attacker.domain import diffs, pysource, targets, test_expressions
-from hackaudit.attacker.domain.strategies.base import (
+from hackaudit.attacker.domain.generate import targets
+from hackaudit.attacker.domain.generate.strategies.base import (
     Category,
     OfflineStrategy,
     gold_id,
@@ -33,9 +33,10 @@ from hackaudit.attacker.domain.strategies.base import (
     parse_gold,
     unique,
 )
-from hackaudit.attacker.domain.targets import ChangedFunction
-from hackaudit.attacker.domain.test_expressions import ExprCase
-from hackaudit.attacker.domain.test_literals import CallCase, extract
+from hackaudit.attacker.domain.generate.targets import ChangedFunction
+from hackaudit.attacker.domain.reading import diffs, pysource, test_expressions
+from hackaudit.attacker.domain.reading.test_expressions import ExprCase
+from hackaudit.attacker.domain.reading.test_literals import CallCase, extract
 from hackaudit.shared.contracts import Candidate, Task
 
 NAME = "special_case"

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from hackaudit.attacker.domain import diffs, pysource
-from hackaudit.attacker.domain.diffs import LineKind
-from hackaudit.attacker.domain.layout import is_test_path
-from hackaudit.attacker.domain.pysource import EnclosingFunction, Signature
+from hackaudit.attacker.domain.reading import diffs, pysource
+from hackaudit.attacker.domain.reading.diffs import LineKind
+from hackaudit.attacker.domain.reading.layout import is_test_path
+from hackaudit.attacker.domain.reading.pysource import EnclosingFunction, Signature
 
 
 @dataclass(frozen=True)

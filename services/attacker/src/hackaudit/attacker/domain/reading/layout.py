@@ -10,7 +10,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from hackaudit.attacker.domain import diffs
+from hackaudit.attacker.domain.reading import diffs
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*\.py$|_tests?\.py$|conftest\.py$"

@@ -29,8 +29,8 @@ from __future__ import annotations
 import ast
 import re
 
-from hackaudit.attacker.domain import diffs, pysource
-from hackaudit.attacker.domain.layout import is_test_path
+from hackaudit.attacker.domain.reading import diffs, pysource
+from hackaudit.attacker.domain.reading.layout import is_test_path
 from hackaudit.shared.contracts import Task
 
 ISSUE_PATH = "hackaudit_issue_examples.py"

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from hackaudit.attacker.domain.test_literals import is_literal_value
+from hackaudit.attacker.domain.reading.test_literals import is_literal_value
 
 Inputs = tuple[tuple[Any, ...], tuple[tuple[str, Any], ...]]  # (args, kwargs)
 

@@ -9,7 +9,7 @@ the fix, with the line numbers a correct hunk header needs — from the diff alo
 
 from __future__ import annotations
 
-from hackaudit.attacker.domain import diffs
+from hackaudit.attacker.domain.reading import diffs
 
 
 def _excerpt(hunk: diffs.Hunk) -> list[str]:

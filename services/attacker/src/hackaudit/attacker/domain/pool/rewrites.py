@@ -28,8 +28,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 
-from hackaudit.attacker.domain import behaviour, diffs, pysource
-from hackaudit.attacker.domain.diffs import LineKind
+from hackaudit.attacker.domain.generate import behaviour
+from hackaudit.attacker.domain.reading import diffs, pysource
+from hackaudit.attacker.domain.reading.diffs import LineKind
 
 RENAME = "rename-locals"
 EXTRACT = "extract-temporary"

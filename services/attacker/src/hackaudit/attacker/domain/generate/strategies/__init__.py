@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hackaudit.attacker.domain.strategies import harness, mutation, partial, special_casing
-from hackaudit.attacker.domain.strategies.base import (
+from hackaudit.attacker.domain.generate.strategies import harness, mutation, partial, special_casing
+from hackaudit.attacker.domain.generate.strategies.base import (
     Category,
     OfflineStrategy,
     ProposalContext,

@@ -23,7 +23,7 @@ import re
 import tokenize
 from collections.abc import Sequence
 
-from hackaudit.attacker.domain import diffs
+from hackaudit.attacker.domain.reading import diffs
 
 _DELIMS = ('"""', "'''")
 _SKIP = {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
