@@ -8,16 +8,15 @@ import pytest
 from fake_messages_api import Failure, Raw, Reply
 from pydantic import SecretStr
 
-from hackaudit.attacker.adapters.completion_cache import JsonDirCompletionCache
-from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox
 from hackaudit.attacker.adapters.llm import AnthropicLLM, CachingLLM
-from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
 from hackaudit.attacker.bootstrap import bootstrap
 from hackaudit.attacker.domain import orchestration as orch
 from hackaudit.attacker.domain.generate.strategies.llm import LLMParams
-from hackaudit.attacker.domain.ports import LLMUnavailableError, Prompt
+from hackaudit.attacker.domain.orchestration import RoundState
+from hackaudit.attacker.domain.ports import Completion, LLMUnavailableError, Prompt
 from hackaudit.attacker.service_layer.attack import AttackConfig, run_attack
 from hackaudit.attacker.settings import AttackerSettings
+from hackaudit.shared.content_cache import JsonDirCache
 from hackaudit.shared.contracts import (
     AttackRequested,
     AuditOptions,
@@ -25,6 +24,8 @@ from hackaudit.shared.contracts import (
     RunPurpose,
     Task,
 )
+from hackaudit.shared.state_store import InMemoryStateStore
+from tests.scripted_sandbox import ScriptedSandbox
 
 GOLD = (
     """\
@@ -165,14 +166,14 @@ async def test_attack_rounds_with_the_model(messages_api, tmp_path) -> None:
             output_tokens=30,
         ),
     ]
-    llm = CachingLLM(_llm(url), JsonDirCompletionCache(tmp_path / "cache"))
+    llm = CachingLLM(_llm(url), JsonDirCache(Completion, tmp_path / "cache"))
     sandbox = ScriptedSandbox([_accept_model_patches])
     request = AttackRequested(
         correlation_id="audit-llm",
         task=_task(),
         options=AuditOptions(candidates_per_round=2, rounds=3),
     )
-    store = InMemoryRoundStateStore()
+    store = InMemoryStateStore(RoundState)
     config = AttackConfig(llm=LLMParams(model="claude-test-model"))
     done = await run_attack(request, sandbox, llm, store, config)
 
@@ -204,7 +205,9 @@ async def test_attack_rounds_with_the_model(messages_api, tmp_path) -> None:
 
     # Auditing the same task again: every prompt is answered from the cache, no HTTP request.
     before = len(api.requests)
-    again = await run_attack(request, ScriptedSandbox(), llm, InMemoryRoundStateStore(), config)
+    again = await run_attack(
+        request, ScriptedSandbox(), llm, InMemoryStateStore(RoundState), config
+    )
     assert len(api.requests) == before
     assert [o.candidate.content_hash for o in again.outcomes] == [
         o.candidate.content_hash for o in done.outcomes

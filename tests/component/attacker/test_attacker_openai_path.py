@@ -9,19 +9,20 @@ import pytest
 from fake_messages_api import Failure, Raw, Reply
 from pydantic import SecretStr
 
-from hackaudit.attacker.adapters.completion_cache import JsonDirCompletionCache
-from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox
 from hackaudit.attacker.adapters.llm import CachingLLM
 from hackaudit.attacker.adapters.openai_chat import OpenAIChatLLM
-from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
 from hackaudit.attacker.bootstrap import bootstrap
 from hackaudit.attacker.domain import orchestration as orch
 from hackaudit.attacker.domain.generate.strategies.base import ProposalContext
 from hackaudit.attacker.domain.generate.strategies.llm import LLMParams, LLMStrategy
-from hackaudit.attacker.domain.ports import LLMUnavailableError, Prompt
+from hackaudit.attacker.domain.orchestration import RoundState
+from hackaudit.attacker.domain.ports import Completion, LLMUnavailableError, Prompt
 from hackaudit.attacker.service_layer.attack import AttackConfig, run_attack
 from hackaudit.attacker.settings import AttackerSettings
+from hackaudit.shared.content_cache import JsonDirCache
 from hackaudit.shared.contracts import AttackRequested, AuditOptions, CandidateVerdict, Task
+from hackaudit.shared.state_store import InMemoryStateStore
+from tests.scripted_sandbox import ScriptedSandbox
 
 GOLD = """\
 diff --git a/pkg/core.py b/pkg/core.py
@@ -210,13 +211,13 @@ async def test_attack_with_an_openai_endpoint_counts_tokens_and_caches(chat_api,
         Reply(MODEL_DIFF, input_tokens=1000, output_tokens=200),
         Reply("No diff this time.", input_tokens=900, output_tokens=20),
     ]
-    llm = CachingLLM(_llm(url), JsonDirCompletionCache(tmp_path / "cache"))
+    llm = CachingLLM(_llm(url), JsonDirCache(Completion, tmp_path / "cache"))
     request = AttackRequested(
         correlation_id="audit-openai",
         task=_task(),
         options=AuditOptions(candidates_per_round=2, rounds=2),
     )
-    store = InMemoryRoundStateStore()
+    store = InMemoryStateStore(RoundState)
     config = AttackConfig(llm=LLMParams(model="gpt-test"))
     done = await run_attack(request, ScriptedSandbox(), llm, store, config)
 
@@ -241,7 +242,9 @@ async def test_attack_with_an_openai_endpoint_counts_tokens_and_caches(chat_api,
 
     # The same audit again: both prompts are answered from the cache, no HTTP request is made.
     before = len(api.requests)
-    again = await run_attack(request, ScriptedSandbox(), llm, InMemoryRoundStateStore(), config)
+    again = await run_attack(
+        request, ScriptedSandbox(), llm, InMemoryStateStore(RoundState), config
+    )
     assert len(api.requests) == before
     assert [o.candidate.content_hash for o in again.outcomes] == [
         o.candidate.content_hash for o in done.outcomes

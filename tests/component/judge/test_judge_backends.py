@@ -20,13 +20,13 @@ from fake_judge_api import (
 )
 from pydantic import SecretStr
 
-from hackaudit.judge.adapters.answer_cache import JsonDirAnswerCache
 from hackaudit.judge.adapters.anthropic_model import AnthropicJudgeModel
 from hackaudit.judge.adapters.openai_model import OpenAIJudgeModel
 from hackaudit.judge.bootstrap import bootstrap
 from hackaudit.judge.domain.ports import JudgeModel
 from hackaudit.judge.domain.prompts import JudgeParams, correctness_prompt
 from hackaudit.judge.settings import JudgeSettings
+from hackaudit.shared.content_cache import JsonDirCache
 from hackaudit.shared.contracts import (
     Candidate,
     JudgeLabel,
@@ -194,7 +194,7 @@ async def test_a_whole_request_votes_and_a_rerun_costs_nothing(
     assert all(len(v.details) == 3 and v.details[0].trace for v in done.verdicts)
     assert done.usage is not None and done.usage.calls == 6 and done.usage.cache_hits == 0
     assert done.usage.cost_usd == pytest.approx(6 * (1500 * 3.0 + 300 * 15.0) / 1e6)
-    assert isinstance(judge.cache, JsonDirAnswerCache)
+    assert isinstance(judge.cache, JsonDirCache)
 
     again = await bootstrap(settings, tmp_path).handle(request)
     assert len(api.requests) == 6  # every sample came from the cache

@@ -22,9 +22,8 @@ from hackaudit.judge.app import build as build_judge
 from hackaudit.judge.bootstrap import bootstrap as bootstrap_judge
 from hackaudit.judge.service_layer.judging import Judge
 from hackaudit.judge.settings import JudgeSettings
-from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox
-from hackaudit.repairer.adapters.state_store import InMemoryRepairStateStore
 from hackaudit.repairer.app import build as build_repairer
+from hackaudit.repairer.domain.ports import RepairState
 from hackaudit.repairer.service_layer.repair import run_repair
 from hackaudit.repairer.settings import RepairerSettings
 from hackaudit.shared import bus, subjects
@@ -49,6 +48,8 @@ from hackaudit.shared.contracts import (
 )
 from hackaudit.shared.service import running
 from hackaudit.shared.settings import BusSettings
+from hackaudit.shared.state_store import InMemoryStateStore
+from tests.scripted_sandbox import ScriptedSandbox
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
 
@@ -162,7 +163,7 @@ async def test_the_real_judge_gives_each_proposed_test_a_three_sample_verdict(
     assert judge.model is not None
     try:
         done = await run_repair(
-            _request(), ScriptedSandbox([sandbox_rule]), None, InMemoryRepairStateStore(),
+            _request(), ScriptedSandbox([sandbox_rule]), None, InMemoryStateStore(RepairState),
             judge=InProcessJudge(judge),
         )  # fmt: skip
     finally:

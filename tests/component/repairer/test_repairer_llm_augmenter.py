@@ -9,9 +9,8 @@ import re
 from fake_messages_api import FakeMessagesApi, Reply
 from pydantic import SecretStr
 
-from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox
 from hackaudit.repairer.adapters.llm import AnthropicLLM
-from hackaudit.repairer.adapters.state_store import InMemoryRepairStateStore
+from hackaudit.repairer.domain.ports import RepairState
 from hackaudit.repairer.service_layer.augmenters import LLMParams
 from hackaudit.repairer.service_layer.repair import RepairConfig, run_repair
 from hackaudit.shared.contracts import (
@@ -28,6 +27,8 @@ from hackaudit.shared.contracts import (
     Task,
     TestStatus,
 )
+from hackaudit.shared.state_store import InMemoryStateStore
+from tests.scripted_sandbox import ScriptedSandbox
 
 TEST_PATCH = (
     "diff --git a/tests/test_lib.py b/tests/test_lib.py\nnew file mode 100644\n"
@@ -86,7 +87,7 @@ async def test_a_rejected_test_feeds_the_next_prompt(
                                    evidence="held-back tests: test_triple fails"),),
     )  # fmt: skip
     config = RepairConfig(offline=False, llm=LLMParams(model="claude-test", temperature=0.3))
-    store = InMemoryRepairStateStore()
+    store = InMemoryStateStore(RepairState)
     done = await run_repair(request, sandbox, llm, store, config)
     first, second = done.tests
     assert first.augmenter == "llm" and first.rejection is GateReason.FAILS_ON_GOLD

@@ -13,7 +13,6 @@ from pathlib import Path
 import nats
 import pytest
 
-from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox
 from hackaudit.repairer.app import build
 from hackaudit.repairer.settings import RepairerSettings
 from hackaudit.shared import bus, subjects
@@ -34,6 +33,7 @@ from hackaudit.shared.contracts import (
 )
 from hackaudit.shared.service import running
 from hackaudit.shared.settings import BusSettings
+from tests.scripted_sandbox import ScriptedSandbox
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
+from hackaudit.attacker.domain.orchestration import RoundState
 from hackaudit.attacker.domain.pool import reference as ref
 from hackaudit.attacker.domain.pool import rewrites
 from hackaudit.attacker.service_layer.attack import AttackConfig, run_attack
@@ -24,6 +24,7 @@ from hackaudit.shared.contracts import (
     RunPurpose,
 )
 from hackaudit.shared.ingest import load_tasks
+from hackaudit.shared.state_store import InMemoryStateStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
 
@@ -51,7 +52,7 @@ async def test_pool_on_an_example_task(engine: None, sandbox) -> None:
         options=AuditOptions(candidates_per_round=1, rounds=1, gold_repeats=2),
     )
     config = AttackConfig(reference_sample=3)
-    done = await run_attack(request, sandbox, None, InMemoryRoundStateStore(), config)
+    done = await run_attack(request, sandbox, None, InMemoryStateStore(RoundState), config)
     pool = done.reference
     assert pool is not None and pool.sample_size == 3
     report = [(o.kind, o.status.value, o.evidence[:160]) for o in pool.outcomes]

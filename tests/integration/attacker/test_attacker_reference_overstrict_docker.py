@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
+from hackaudit.attacker.domain.orchestration import RoundState
 from hackaudit.attacker.service_layer.attack import AttackConfig, run_attack
 from hackaudit.shared.contracts import (
     AttackRequested,
@@ -26,6 +26,7 @@ from hackaudit.shared.contracts import (
     ReferenceStatus,
 )
 from hackaudit.shared.ingest import load_tasks
+from hackaudit.shared.state_store import InMemoryStateStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
 
@@ -51,7 +52,7 @@ async def _rejected_correct(sandbox, library: str, instance_id: str) -> list[tup
         options=AuditOptions(candidates_per_round=1, rounds=1, gold_repeats=2),
     )
     done = await run_attack(
-        request, sandbox, None, InMemoryRoundStateStore(), AttackConfig(reference_sample=1)
+        request, sandbox, None, InMemoryStateStore(RoundState), AttackConfig(reference_sample=1)
     )
     assert done.reference is not None
     correct = [o for o in done.reference.outcomes if o.role is ReferenceRole.CORRECT]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from hackaudit.repairer.adapters.state_store import InMemoryRepairStateStore
+from hackaudit.repairer.domain.ports import RepairState
 from hackaudit.repairer.service_layer.repair import RepairConfig, run_repair
 from hackaudit.sandbox.bootstrap import bootstrap
 from hackaudit.sandbox.envbuild import build_images, with_images
@@ -34,6 +34,7 @@ from hackaudit.shared.contracts import (
     Task,
 )
 from hackaudit.shared.ingest import load_tasks
+from hackaudit.shared.state_store import InMemoryStateStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
 
@@ -136,7 +137,7 @@ async def test_the_known_exploit_is_blocked_by_a_test_gold_passes(
         correct_variants=(correct,),
     )  # fmt: skip
     done = await run_repair(
-        request, sandbox, None, InMemoryRepairStateStore(), RepairConfig(run_timeout_s=120)
+        request, sandbox, None, InMemoryStateStore(RepairState), RepairConfig(run_timeout_s=120)
     )
     assert done.blocked == (exploit.candidate_id,), done
     (test,) = done.tests

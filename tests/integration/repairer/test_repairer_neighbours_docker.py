@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from hackaudit.repairer.adapters.state_store import InMemoryRepairStateStore
+from hackaudit.repairer.domain.ports import RepairState
 from hackaudit.repairer.service_layer.repair import RepairConfig, run_repair
 from hackaudit.sandbox.bootstrap import bootstrap
 from hackaudit.sandbox.envbuild import build_images, with_images
@@ -38,6 +38,7 @@ from hackaudit.shared.contracts import (
     Task,
 )
 from hackaudit.shared.ingest import load_tasks
+from hackaudit.shared.state_store import InMemoryStateStore
 
 from .test_repairer_docker import RunnerSandbox, _docker_ok
 
@@ -127,7 +128,7 @@ async def test_the_widened_test_rejects_the_known_wrong_patch_the_attack_never_m
     hardened = {}
     for neighbours in (True, False):
         config = RepairConfig(run_timeout_s=120, neighbours=neighbours)
-        done = await run_repair(request, sandbox, None, InMemoryRepairStateStore(), config)
+        done = await run_repair(request, sandbox, None, InMemoryStateStore(RepairState), config)
         assert done.blocked == (exploit.candidate_id,), done.reason
         assert done.hardened_task is not None
         hardened[neighbours] = done.hardened_task

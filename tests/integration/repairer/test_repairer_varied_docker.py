@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from hackaudit.repairer.adapters.state_store import InMemoryRepairStateStore
+from hackaudit.repairer.domain.ports import RepairState
 from hackaudit.repairer.service_layer.repair import RepairConfig, run_repair
 from hackaudit.sandbox.envbuild import build_images, with_images
 from hackaudit.shared.contracts import (
@@ -33,6 +33,7 @@ from hackaudit.shared.contracts import (
     Task,
 )
 from hackaudit.shared.ingest import load_tasks
+from hackaudit.shared.state_store import InMemoryStateStore
 
 from .test_repairer_docker import RunnerSandbox, _docker_ok, sandbox
 
@@ -155,7 +156,7 @@ async def test_a_helper_checked_test_is_copied_and_pinned_without_each_list_item
         correct_variants=(rewrite,),
     )  # fmt: skip
     done = await run_repair(
-        request, sandbox, None, InMemoryRepairStateStore(), RepairConfig(run_timeout_s=120)
+        request, sandbox, None, InMemoryStateStore(RepairState), RepairConfig(run_timeout_s=120)
     )
     assert done.blocked == (nothing.candidate_id,), done.reason
     (test,) = done.tests
@@ -181,7 +182,7 @@ async def test_a_helper_checked_test_is_copied_and_pinned_without_each_list_item
         request,
         sandbox,
         None,
-        InMemoryRepairStateStore(),
+        InMemoryStateStore(RepairState),
         RepairConfig(run_timeout_s=120, neighbours=False),
     )
     assert plain.blocked == (nothing.candidate_id,) and "left out" not in plain.tests[0].origin

@@ -8,8 +8,6 @@ import textwrap
 
 import pytest
 
-from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox
-from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
 from hackaudit.attacker.domain import orchestration as orch
 from hackaudit.attacker.domain.generate import behaviour
 from hackaudit.attacker.domain.generate.strategies import harness, mutation, partial
@@ -18,6 +16,7 @@ from hackaudit.attacker.domain.generate.strategies.base import (
     OfflineStrategy,
     make_candidate,
 )
+from hackaudit.attacker.domain.orchestration import RoundState
 from hackaudit.attacker.domain.reading import diffs
 from hackaudit.attacker.service_layer.attack import run_attack
 from hackaudit.shared.contracts import (
@@ -27,6 +26,8 @@ from hackaudit.shared.contracts import (
     RunPurpose,
     Task,
 )
+from hackaudit.shared.state_store import InMemoryStateStore
+from tests.scripted_sandbox import ScriptedSandbox
 
 from .conftest import diff_of, git, make_repo
 
@@ -292,7 +293,7 @@ async def test_attack_runs_no_text_only_candidate_and_says_why_budget_is_left(
     )
     reverts = OfflineStrategy("partial_fix", Category.PARTIAL_FIX, _single_line_reverts)
     offline = (harness.STRATEGY, reverts, mutation.STRATEGY)
-    done = await run_attack(request, sandbox, None, InMemoryRoundStateStore(), offline=offline)
+    done = await run_attack(request, sandbox, None, InMemoryStateStore(RoundState), offline=offline)
     sent = [r.candidate for r in sandbox.requests if r.purpose is RunPurpose.CANDIDATE]
     assert sent
     for c in sent:

@@ -8,11 +8,10 @@ import shutil
 
 import pytest
 
-from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox, passed
-from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
 from hackaudit.attacker.domain import orchestration as orch
 from hackaudit.attacker.domain.confirm.classification import ALWAYS_EQUAL_ADVICE, Kind, exploit_kind
 from hackaudit.attacker.domain.generate.strategies import harness
+from hackaudit.attacker.domain.orchestration import RoundState
 from hackaudit.attacker.domain.reading.runners import Runner, runner_of
 from hackaudit.attacker.service_layer.attack import AttackConfig, run_attack
 from hackaudit.cli.report import TaskReport, write_report
@@ -26,6 +25,8 @@ from hackaudit.shared.contracts import (
     RunResult,
     RunStatus,
 )
+from hackaudit.shared.state_store import InMemoryStateStore
+from tests.scripted_sandbox import ScriptedSandbox, passed
 
 from .conftest import LocalSandbox, git
 
@@ -57,13 +58,13 @@ async def test_a_budget_in_seconds_buys_more_candidates_when_tests_are_fast(tiny
         _seconds_request(tiny.task, 24, 2.0),
         ScriptedSandbox([timed(2.0)]),
         None,
-        InMemoryRoundStateStore(),
+        InMemoryStateStore(RoundState),
     )
     slow = await run_attack(
         _seconds_request(tiny.task, 24, 12.0),
         ScriptedSandbox([timed(12.0)]),
         None,
-        InMemoryRoundStateStore(),
+        InMemoryStateStore(RoundState),
     )
     assert fast.spent is not None and slow.spent is not None
     assert fast.spent.candidates == 12 and fast.spent.sandbox_seconds == 24.0
@@ -107,7 +108,7 @@ async def test_spent_to_first_exploit_is_reported(tiny) -> None:
         request,
         ScriptedSandbox([rule]),
         None,
-        InMemoryRoundStateStore(),
+        InMemoryStateStore(RoundState),
         AttackConfig(confirmation=AttackConfig().confirmation.model_copy(update={"probes": False})),
     )
     verdicts = [o.verdict for o in done.outcomes]
@@ -131,7 +132,7 @@ async def test_a_budget_setting_applies_when_the_request_has_none(tiny) -> None:
         request,
         ScriptedSandbox([timed(1.0)]),
         None,
-        InMemoryRoundStateStore(),
+        InMemoryStateStore(RoundState),
         AttackConfig(budget_seconds=7),
     )
     assert done.budget == "7 sandbox-seconds" and done.spent is not None
@@ -160,7 +161,7 @@ async def test_a_timed_out_candidate_runs_again_with_twice_the_time_before_it_co
     )
     no_probes = AttackConfig().confirmation.model_copy(update={"probes": False})
     done = await run_attack(
-        request, sandbox, None, InMemoryRoundStateStore(), AttackConfig(confirmation=no_probes)
+        request, sandbox, None, InMemoryStateStore(RoundState), AttackConfig(confirmation=no_probes)
     )
     runs = [r for r in sandbox.requests if r.purpose is RunPurpose.CANDIDATE]
     assert [r.timeout_s for r in runs] == [None, 60.0] * (len(runs) // 2)
@@ -178,7 +179,7 @@ async def test_a_timed_out_candidate_runs_again_with_twice_the_time_before_it_co
         request.model_copy(update={"correlation_id": "audit-hangs", "idempotency_key": ""}),
         ScriptedSandbox([hangs]),
         None,
-        InMemoryRoundStateStore(),
+        InMemoryStateStore(RoundState),
         AttackConfig(confirmation=no_probes),
     )
     assert {o.verdict for o in again.outcomes} == {CandidateVerdict.BLOCKED}
@@ -263,7 +264,7 @@ async def test_not_applicable_variants_are_reported_not_run(tiny) -> None:
     request = AttackRequested(
         correlation_id="audit-sympy", task=task, options=AuditOptions(candidates_per_round=5)
     )
-    done = await run_attack(request, sandbox, None, InMemoryRoundStateStore())
+    done = await run_attack(request, sandbox, None, InMemoryStateStore(RoundState))
     sent = [r.candidate for r in sandbox.requests if r.purpose is RunPurpose.CANDIDATE]
     variants = {harness.variant_of(c) for c in sent if c is not None}
     assert variants.isdisjoint(harness.PYTEST_ONLY)
@@ -319,7 +320,7 @@ async def test_accepted_always_equal_is_counted_as_a_task_exploit(tiny) -> None:
         options=AuditOptions(candidates_per_round=15, rounds=1),
     )
     done = await run_attack(
-        request, ScriptedSandbox([accept_always_equal]), None, InMemoryRoundStateStore()
+        request, ScriptedSandbox([accept_always_equal]), None, InMemoryStateStore(RoundState)
     )
     exploits = [o for o in done.outcomes if o.verdict is CandidateVerdict.EXPLOIT]
     assert exploits and all(not o.tampering for o in exploits)
@@ -343,7 +344,7 @@ async def test_report_carries_budget_and_advice(tiny, tmp_path) -> None:
         options=AuditOptions(candidates_per_round=15, rounds=1),
     )
     attack = await run_attack(
-        request, ScriptedSandbox([accept_always_equal]), None, InMemoryRoundStateStore()
+        request, ScriptedSandbox([accept_always_equal]), None, InMemoryStateStore(RoundState)
     )
     assert attack.to_first_exploit is not None
     write_report(
@@ -376,7 +377,9 @@ async def test_first_exploit_counts_task_exploits_not_harness_findings(tiny) -> 
         task=tiny.task,
         options=AuditOptions(candidates_per_round=15, rounds=1),
     )
-    done = await run_attack(request, ScriptedSandbox([accept_all]), None, InMemoryRoundStateStore())
+    done = await run_attack(
+        request, ScriptedSandbox([accept_all]), None, InMemoryStateStore(RoundState)
+    )
     first_outcome = done.outcomes[0]
     assert first_outcome.verdict is CandidateVerdict.EXPLOIT and first_outcome.tampering
     task_exploits = [

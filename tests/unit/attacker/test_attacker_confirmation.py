@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox, failed, passed
 from hackaudit.attacker.domain.confirm import probes
 from hackaudit.attacker.domain.confirm.confirmation import (
     Check,
@@ -28,6 +27,7 @@ from hackaudit.shared.contracts import (
     RunStatus,
     TestStatus,
 )
+from tests.scripted_sandbox import ScriptedSandbox, failed, passed
 
 P, F = TestStatus.PASSED, TestStatus.FAILED
 

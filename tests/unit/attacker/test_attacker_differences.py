@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox, passed
 from hackaudit.attacker.domain.confirm import probes, replay
 from hackaudit.attacker.domain.confirm.confirmation import (
     Check,
@@ -11,6 +10,7 @@ from hackaudit.attacker.domain.confirm.confirmation import (
     differences,
 )
 from hackaudit.shared.contracts import CandidateVerdict, ProbeDifference, RunResult
+from tests.scripted_sandbox import ScriptedSandbox, passed
 
 from .test_attacker_confirmation import _accepted, _candidate, _confirmer, scripted
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
+from hackaudit.attacker.domain.orchestration import RoundState
 from hackaudit.attacker.service_layer.attack import run_attack
 from hackaudit.shared.contracts import AttackRequested, AuditOptions, CandidateVerdict, RunPurpose
+from hackaudit.shared.state_store import InMemoryStateStore
 
 
 @pytest.mark.slow
@@ -21,7 +22,7 @@ async def test_offline_attack_finds_confirmed_exploits(tiny, local_sandbox) -> N
         task=tiny.task,
         options=AuditOptions(candidates_per_round=5, rounds=1, gold_repeats=2),
     )
-    done = await run_attack(request, local_sandbox, None, InMemoryRoundStateStore())
+    done = await run_attack(request, local_sandbox, None, InMemoryStateStore(RoundState))
     by_strategy = {o.candidate.provenance.strategy: o for o in done.outcomes}
     assert len(done.outcomes) == 5
 

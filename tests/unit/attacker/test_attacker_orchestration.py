@@ -6,18 +6,14 @@ from collections import Counter
 
 import pytest
 
-from hackaudit.attacker.adapters.completion_cache import InMemoryCompletionCache
 from hackaudit.attacker.adapters.fake_llm import ScriptedLLM
-from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox, passed
 from hackaudit.attacker.adapters.llm import CachingLLM
-from hackaudit.attacker.adapters.round_state_store import (
-    InMemoryRoundStateStore,
-    JsonFileRoundStateStore,
-)
 from hackaudit.attacker.domain import orchestration as orch
 from hackaudit.attacker.domain.generate.strategies.base import Category
-from hackaudit.attacker.domain.ports import LLMUnavailableError, Prompt
+from hackaudit.attacker.domain.orchestration import RoundState
+from hackaudit.attacker.domain.ports import Completion, LLMUnavailableError, Prompt
 from hackaudit.attacker.service_layer.attack import run_attack
+from hackaudit.shared.content_cache import InMemoryCache
 from hackaudit.shared.contracts import (
     AttackRequested,
     AuditOptions,
@@ -27,6 +23,8 @@ from hackaudit.shared.contracts import (
     RunPurpose,
     RunRequested,
 )
+from hackaudit.shared.state_store import InMemoryStateStore, JsonFileStateStore
+from tests.scripted_sandbox import ScriptedSandbox, passed
 
 LLM_DIFF = """Rationale: keeps the old parity test for odd numbers.
 ```diff
@@ -72,7 +70,7 @@ def _candidate_runs(sandbox: ScriptedSandbox) -> list[Candidate]:
 
 async def test_offline_attack_runs_k_candidates_for_r_rounds(tiny) -> None:
     sandbox = ScriptedSandbox()
-    done = await run_attack(_request(tiny.task), sandbox, None, InMemoryRoundStateStore())
+    done = await run_attack(_request(tiny.task), sandbox, None, InMemoryStateStore(RoundState))
     assert done.rounds_run == 3
     assert len(done.outcomes) == 15
     assert {o.verdict for o in done.outcomes} == {CandidateVerdict.BLOCKED}
@@ -92,7 +90,7 @@ async def test_offline_attack_runs_k_candidates_for_r_rounds(tiny) -> None:
 
 async def test_blocked_outcome_carries_the_failing_tests(tiny) -> None:
     done = await run_attack(
-        _request(tiny.task, k=1, r=1), ScriptedSandbox(), None, InMemoryRoundStateStore()
+        _request(tiny.task, k=1, r=1), ScriptedSandbox(), None, InMemoryStateStore(RoundState)
     )
     (outcome,) = done.outcomes
     assert outcome.verdict is CandidateVerdict.BLOCKED and outcome.resolved is False
@@ -106,7 +104,7 @@ async def test_early_stop_once_hackable(tiny) -> None:
     """Tampering with the harness says nothing about the task's tests: it never stops the attack
     early; a confirmed task exploit does."""
     sandbox = ScriptedSandbox([accept("harness")])
-    store = InMemoryRoundStateStore()
+    store = InMemoryStateStore(RoundState)
     done = await run_attack(_request(tiny.task, stop=True), sandbox, None, store)
     exploits = [o for o in done.outcomes if o.verdict is CandidateVerdict.EXPLOIT]
     assert exploits and all(o.tampering for o in exploits)
@@ -127,7 +125,7 @@ async def test_early_stop_once_hackable(tiny) -> None:
 
 async def test_without_early_stop_every_round_runs(tiny) -> None:
     sandbox = ScriptedSandbox([accept("harness")])
-    done = await run_attack(_request(tiny.task, r=2), sandbox, None, InMemoryRoundStateStore())
+    done = await run_attack(_request(tiny.task, r=2), sandbox, None, InMemoryStateStore(RoundState))
     assert len(done.outcomes) == 10 and done.rounds_run == 2
     assert done.outcomes[0].verdict is CandidateVerdict.EXPLOIT
 
@@ -136,7 +134,9 @@ async def test_duplicates_and_gold_never_reach_the_sandbox(tiny) -> None:
     gold_again = f"Rationale: same as reference\n```diff\n{tiny.task.patch}```\n"
     llm = ScriptedLLM([LLM_DIFF + "\n" + LLM_DIFF + "\n" + gold_again])
     sandbox = ScriptedSandbox()
-    done = await run_attack(_request(tiny.task, k=4, r=1), sandbox, llm, InMemoryRoundStateStore())
+    done = await run_attack(
+        _request(tiny.task, k=4, r=1), sandbox, llm, InMemoryStateStore(RoundState)
+    )
     sent = _candidate_runs(sandbox)
     hashes = [c.content_hash for c in sent]
     assert len(hashes) == len(set(hashes)) == 4
@@ -151,7 +151,9 @@ async def test_malformed_model_output_is_an_invalid_candidate(tiny) -> None:
         ["I would rather explain than write a diff.", "```diff\nthis is not a diff\n```"]
     )
     sandbox = ScriptedSandbox()
-    done = await run_attack(_request(tiny.task, k=2, r=2), sandbox, llm, InMemoryRoundStateStore())
+    done = await run_attack(
+        _request(tiny.task, k=2, r=2), sandbox, llm, InMemoryStateStore(RoundState)
+    )
     invalid = [o for o in done.outcomes if o.verdict is CandidateVerdict.INVALID]
     assert len(invalid) == 2
     assert "no fenced diff block" in invalid[0].evidence
@@ -161,7 +163,7 @@ async def test_malformed_model_output_is_an_invalid_candidate(tiny) -> None:
 
 async def test_model_unavailable_offline_fills_the_round(tiny) -> None:
     llm = ScriptedLLM([LLMUnavailableError("Messages API answered 529")])
-    store = InMemoryRoundStateStore()
+    store = InMemoryStateStore(RoundState)
     done = await run_attack(_request(tiny.task, k=4, r=1), ScriptedSandbox(), llm, store)
     assert len(done.outcomes) == 4
     state = store.load(orch.state_key(_request(tiny.task, k=4, r=1)))
@@ -170,7 +172,7 @@ async def test_model_unavailable_offline_fills_the_round(tiny) -> None:
 
 async def test_later_rounds_show_the_model_what_was_blocked_and_tokens_add_up(tiny) -> None:
     llm = ScriptedLLM(respond=lambda prompt: LLM_DIFF, input_tokens=1000, output_tokens=300)
-    store = InMemoryRoundStateStore()
+    store = InMemoryStateStore(RoundState)
     done = await run_attack(_request(tiny.task, k=2, r=3), ScriptedSandbox(), llm, store)
     assert len(llm.prompts) == 3
     assert "already blocked" not in llm.prompts[0].user
@@ -191,7 +193,7 @@ async def test_later_rounds_show_the_model_what_was_blocked_and_tokens_add_up(ti
 
 
 async def test_cached_completions_spend_no_tokens(tiny) -> None:
-    cache = InMemoryCompletionCache()
+    cache = InMemoryCache[Completion]()
     inner = ScriptedLLM(respond=lambda prompt: LLM_DIFF)
     llm = CachingLLM(inner, cache)
     prompt = Prompt(model="m", system="s", user="u")
@@ -225,7 +227,9 @@ class CrashingSandbox(ScriptedSandbox):
 @pytest.mark.parametrize("store_kind", ["memory", "json"])
 async def test_restart_resumes_from_the_stored_state(tiny, tmp_path, store_kind) -> None:
     store = (
-        InMemoryRoundStateStore() if store_kind == "memory" else JsonFileRoundStateStore(tmp_path)
+        InMemoryStateStore(RoundState)
+        if store_kind == "memory"
+        else JsonFileStateStore(RoundState, tmp_path)
     )
     llm = ScriptedLLM(respond=lambda prompt: LLM_DIFF.replace("n == 3", f"n == {len(prompt.user)}"))
     request = _request(tiny.task, k=4, r=3)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from hackaudit.attacker.adapters.completion_cache import JsonDirCompletionCache
-from hackaudit.attacker.adapters.round_state_store import JsonFileRoundStateStore
 from hackaudit.attacker.domain import orchestration as orch
 from hackaudit.attacker.domain.confirm import probes
 from hackaudit.attacker.domain.generate.strategies.base import Feedback, ProposalContext
@@ -14,7 +12,9 @@ from hackaudit.attacker.domain.generate.strategies.llm import (
     build_prompt,
     parse_reply,
 )
+from hackaudit.attacker.domain.orchestration import RoundState
 from hackaudit.attacker.domain.ports import Completion, Prompt
+from hackaudit.shared.content_cache import JsonDirCache
 from hackaudit.shared.contracts import (
     AttackRequested,
     Candidate,
@@ -24,6 +24,7 @@ from hackaudit.shared.contracts import (
     RunResult,
     RunStatus,
 )
+from hackaudit.shared.state_store import JsonFileStateStore
 
 
 @pytest.mark.parametrize(
@@ -161,7 +162,7 @@ def test_reply_without_diff_is_one_invalid_candidate(tiny) -> None:
 
 
 def test_json_state_store_round_trip(tiny, tmp_path) -> None:
-    store = JsonFileRoundStateStore(tmp_path / "rounds")
+    store = JsonFileStateStore(RoundState, tmp_path / "rounds")
     state = orch.new_state(AttackRequested(correlation_id="c", task=tiny.task))
     assert store.load(state.key) is None
     outcome = CandidateOutcome(
@@ -178,11 +179,11 @@ def test_json_state_store_round_trip(tiny, tmp_path) -> None:
 
 
 def test_json_completion_cache(tmp_path) -> None:
-    cache = JsonDirCompletionCache(tmp_path)
+    cache = JsonDirCache(Completion, tmp_path)
     key = Prompt(model="m", system="s", user="u").cache_key
     assert cache.get(key) is None
     cache.put(key, Completion(text="hi", input_tokens=3))
-    assert JsonDirCompletionCache(tmp_path).get(key) == Completion(text="hi", input_tokens=3)
+    assert JsonDirCache(Completion, tmp_path).get(key) == Completion(text="hi", input_tokens=3)
     (tmp_path / key[:2] / f"{key}.json").write_text("{broken")
     assert cache.get(key) is None
     with pytest.raises(ValueError, match="hex"):

@@ -11,8 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox, failed, passed
-from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
+from hackaudit.attacker.domain.orchestration import RoundState
 from hackaudit.attacker.domain.pool import rewrites
 from hackaudit.attacker.service_layer.attack import run_attack
 from hackaudit.shared.contracts import (
@@ -26,6 +25,8 @@ from hackaudit.shared.contracts import (
     Task,
     TestStatus,
 )
+from hackaudit.shared.state_store import InMemoryStateStore
+from tests.scripted_sandbox import ScriptedSandbox, failed, passed
 
 from .conftest import TinyTask
 
@@ -74,7 +75,7 @@ async def test_probed_rewrites_ignore_introspection(
         options=AuditOptions(candidates_per_round=1, rounds=1, gold_repeats=2),
     )
     sandbox = ScriptedSandbox([_rules(tiny.task, value_tag)])
-    done = await run_attack(request, sandbox, None, InMemoryRoundStateStore())
+    done = await run_attack(request, sandbox, None, InMemoryStateStore(RoundState))
     assert done.reference is not None
     probed = [
         o

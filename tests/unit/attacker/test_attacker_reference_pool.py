@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from hackaudit.attacker.adapters.fake_sandbox import ScriptedSandbox, failed, passed
-from hackaudit.attacker.adapters.round_state_store import InMemoryRoundStateStore
 from hackaudit.attacker.domain.confirm.confirmation import Check, CheckResult
+from hackaudit.attacker.domain.orchestration import RoundState
 from hackaudit.attacker.domain.pool import reference as ref
 from hackaudit.attacker.domain.pool import rewrites
 from hackaudit.attacker.service_layer.attack import AttackConfig, run_attack
@@ -26,6 +25,8 @@ from hackaudit.shared.contracts import (
     RunStatus,
     TestStatus,
 )
+from hackaudit.shared.state_store import InMemoryStateStore
+from tests.scripted_sandbox import ScriptedSandbox, failed, passed
 
 # --- the seeded sample --------------------------------------------------------------------------
 
@@ -183,7 +184,7 @@ def _by_kind(done) -> dict[str, list]:
 
 async def test_the_pool_is_evaluated_after_the_rounds(tiny) -> None:
     sandbox = ScriptedSandbox([_rules(tiny.task)])
-    done = await run_attack(_request(tiny.task), sandbox, None, InMemoryRoundStateStore())
+    done = await run_attack(_request(tiny.task), sandbox, None, InMemoryStateStore(RoundState))
     pool = done.reference
     assert pool is not None and pool.sample_size == 6
     assert pool.seed == ref.seed_for(tiny.task.instance_id)
@@ -217,7 +218,7 @@ async def test_the_pool_is_evaluated_after_the_rounds(tiny) -> None:
 
 
 async def test_a_restarted_attacker_resumes_the_pool_without_rerunning_members(tiny) -> None:
-    store = InMemoryRoundStateStore()
+    store = InMemoryStateStore(RoundState)
     rule = _rules(tiny.task)
 
     class Crashing(ScriptedSandbox):
@@ -243,7 +244,7 @@ async def test_a_restarted_attacker_resumes_the_pool_without_rerunning_members(t
     assert second.count(RunPurpose.CANDIDATE) == 0  # the attack itself was finished
     assert second.count(RunPurpose.GOLD) == 0  # gold's runs came from the saved cache
     fresh = await run_attack(
-        _request(tiny.task), ScriptedSandbox([rule]), None, InMemoryRoundStateStore()
+        _request(tiny.task), ScriptedSandbox([rule]), None, InMemoryStateStore(RoundState)
     )
     assert done.reference == fresh.reference
     # Once finished, a third call reruns nothing at all.
@@ -255,7 +256,9 @@ async def test_a_restarted_attacker_resumes_the_pool_without_rerunning_members(t
 async def test_sample_size_zero_evaluates_no_pool(tiny) -> None:
     sandbox = ScriptedSandbox([_rules(tiny.task)])
     config = AttackConfig(reference_sample=0)
-    done = await run_attack(_request(tiny.task), sandbox, None, InMemoryRoundStateStore(), config)
+    done = await run_attack(
+        _request(tiny.task), sandbox, None, InMemoryStateStore(RoundState), config
+    )
     assert done.reference is None
     assert sandbox.count(RunPurpose.REFERENCE) == 0 and sandbox.count(RunPurpose.EMPTY) == 0
 
@@ -268,7 +271,7 @@ async def test_a_mutant_the_attack_graded_is_not_run_again(tiny) -> None:
         task=tiny.task,
         options=AuditOptions(candidates_per_round=10, rounds=3, gold_repeats=2),
     )
-    done = await run_attack(request, sandbox, None, InMemoryRoundStateStore())
+    done = await run_attack(request, sandbox, None, InMemoryStateStore(RoundState))
     attacked = {o.candidate.content_hash for o in done.outcomes} & sample
     assert attacked, "the attack should have graded some sampled mutant"
     reference_runs = {
@@ -292,7 +295,7 @@ async def test_rewrites_probed_equal_are_accepted_and_mutants_rejected(tiny, loc
         options=AuditOptions(candidates_per_round=1, rounds=1, gold_repeats=2),
     )
     config = AttackConfig(reference_sample=4)
-    done = await run_attack(request, local_sandbox, None, InMemoryRoundStateStore(), config)
+    done = await run_attack(request, local_sandbox, None, InMemoryStateStore(RoundState), config)
     pool = done.reference
     assert pool is not None
     kinds = _by_kind(done)
@@ -332,12 +335,14 @@ async def test_the_pool_stops_grading_when_its_sandbox_seconds_are_spent(tiny) -
             return done.model_copy(update={"results": slow})
 
     unbounded = await run_attack(
-        _request(tiny.task), Slow([_rules(tiny.task)]), None, InMemoryRoundStateStore(),
+        _request(tiny.task), Slow([_rules(tiny.task)]), None, InMemoryStateStore(RoundState),
         AttackConfig(reference_max_seconds=1e9),
     )  # fmt: skip
     sandbox = Slow([_rules(tiny.task)])
     config = AttackConfig(reference_max_seconds=25.0)
-    done = await run_attack(_request(tiny.task), sandbox, None, InMemoryRoundStateStore(), config)
+    done = await run_attack(
+        _request(tiny.task), sandbox, None, InMemoryStateStore(RoundState), config
+    )
     assert unbounded.reference is not None and done.reference is not None
     assert unbounded.reference.sandbox_seconds > 100.0
     # Members are graded until the pool has spent its budget (the last one may run past it);

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from hackaudit.attacker.adapters.fake_sandbox import passed
 from hackaudit.attacker.domain.confirm import replay
 from hackaudit.attacker.domain.confirm.confirmation import compare_probes
 from hackaudit.shared.contracts import RunResult
+from tests.scripted_sandbox import passed
 
 TARGET = replay.ReplayTarget("tests/test_core.py", "tests.test_core", ("test_clamp",))
 

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from hackaudit.judge.adapters.answer_cache import InMemoryAnswerCache
 from hackaudit.judge.adapters.scripted_model import ScriptedJudgeModel
 from hackaudit.judge.domain.answers import failed
 from hackaudit.judge.domain.budget import Budget, Prices
 from hackaudit.judge.domain.prompts import JudgeParams, JudgePrompt
 from hackaudit.judge.service_layer.judging import Judge
+from hackaudit.shared.content_cache import InMemoryCache
 from hackaudit.shared.contracts import (
     Candidate,
     JudgeLabel,
     JudgeQuestion,
     JudgeRequested,
+    JudgeSample,
     JudgeSampleOutcome,
     Task,
 )
@@ -37,7 +38,7 @@ def by_patch(prompt: JudgePrompt) -> str:
 
 
 def judge(model: ScriptedJudgeModel | None, budget: Budget | None = None, **kw: object) -> Judge:
-    return Judge(model, InMemoryAnswerCache(), budget or Budget(), PARAMS, **kw)  # type: ignore[arg-type]
+    return Judge(model, InMemoryCache[JudgeSample](), budget or Budget(), PARAMS, **kw)  # type: ignore[arg-type]
 
 
 async def test_each_candidate_is_asked_three_times_and_voted() -> None:

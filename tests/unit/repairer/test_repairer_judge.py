@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from hackaudit.cli.repair_figures import judge_figures
 from hackaudit.repairer.adapters.fake_judge import ScriptedJudge
-from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox
-from hackaudit.repairer.adapters.state_store import InMemoryRepairStateStore
+from hackaudit.repairer.domain.ports import RepairState
 from hackaudit.repairer.service_layer.repair import run_repair
 from hackaudit.shared.contracts import (
     GateReason,
@@ -18,6 +17,8 @@ from hackaudit.shared.contracts import (
     JudgeVerdict,
     ProposedTest,
 )
+from hackaudit.shared.state_store import InMemoryStateStore
+from tests.scripted_sandbox import ScriptedSandbox
 
 from .test_repairer_loop import _request, world
 
@@ -32,7 +33,7 @@ async def test_every_proposed_test_gets_the_judges_verdict_beside_execution() ->
     judge = ScriptedJudge(_says_blocks)
     request = _request({"e1": ["fails_on_gold(1)", "good(2)"]}, judge=True)
     sandbox = ScriptedSandbox([world({"e1": {"good"}})])
-    done = await run_repair(request, sandbox, None, InMemoryRepairStateStore(), judge=judge)
+    done = await run_repair(request, sandbox, None, InMemoryStateStore(RepairState), judge=judge)
     rejected, kept = done.tests
     assert rejected.rejection is GateReason.FAILS_ON_GOLD and kept.accepted
     for test in done.tests:
@@ -56,7 +57,7 @@ async def test_a_judge_without_backend_is_asked_once_and_says_why() -> None:
     judge = ScriptedJudge(_says_blocks, left_out="no judge backend configured")
     request = _request({"e1": ["fails_on_gold(1)", "good(2)"]}, judge=True)
     sandbox = ScriptedSandbox([world({"e1": {"good"}})])
-    done = await run_repair(request, sandbox, None, InMemoryRepairStateStore(), judge=judge)
+    done = await run_repair(request, sandbox, None, InMemoryStateStore(RepairState), judge=judge)
     assert len(judge.requests) == 1 and all(t.judge is None for t in done.tests)
     assert done.judge_left_out == "no judge backend configured"
     assert judge_figures(done.tests) is None
@@ -66,7 +67,7 @@ async def test_no_judge_in_the_audit_means_the_judge_is_not_asked() -> None:
     judge = ScriptedJudge(_says_blocks)
     request = _request({"e1": ["good(2)"]})
     sandbox = ScriptedSandbox([world({"e1": {"good"}})])
-    done = await run_repair(request, sandbox, None, InMemoryRepairStateStore(), judge=judge)
+    done = await run_repair(request, sandbox, None, InMemoryStateStore(RepairState), judge=judge)
     assert judge.requests == [] and done.tests[0].judge is None and done.judge_left_out == ""
 
 
@@ -74,13 +75,13 @@ async def test_a_judge_that_never_answers_leaves_the_verdict_out() -> None:
     judge = ScriptedJudge(lambda request: None)
     request = _request({"e1": ["fails_on_gold(1)", "good(2)"]}, judge=True)
     sandbox = ScriptedSandbox([world({"e1": {"good"}})])
-    done = await run_repair(request, sandbox, None, InMemoryRepairStateStore(), judge=judge)
+    done = await run_repair(request, sandbox, None, InMemoryStateStore(RepairState), judge=judge)
     assert len(judge.requests) == 1 and done.blocked  # execution still decides
     assert done.judge_left_out == "the judge gave no answer in time"
 
 
 async def test_a_resumed_repair_takes_the_judges_answers_from_its_journal() -> None:
-    store = InMemoryRepairStateStore()
+    store = InMemoryStateStore(RepairState)
     request = _request({"e1": ["fails_on_gold(1)", "good(2)"]}, judge=True)
     first = ScriptedJudge(_says_blocks)
     done = await run_repair(

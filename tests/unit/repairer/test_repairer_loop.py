@@ -10,9 +10,8 @@ import re
 
 import pytest
 
-from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox
-from hackaudit.repairer.adapters.state_store import InMemoryRepairStateStore
 from hackaudit.repairer.domain import capture
+from hackaudit.repairer.domain.ports import RepairState
 from hackaudit.repairer.service_layer.repair import run_repair
 from hackaudit.shared.contracts import (
     Candidate,
@@ -28,6 +27,8 @@ from hackaudit.shared.contracts import (
     RunStatus,
     TestStatus,
 )
+from hackaudit.shared.state_store import InMemoryStateStore
+from tests.scripted_sandbox import ScriptedSandbox
 
 from .conftest import example_task
 
@@ -141,7 +142,7 @@ def _capture(patch: str) -> RunResult:
 async def test_a_test_failing_on_gold_is_rejected_and_the_next_uses_another_input() -> None:
     sandbox = ScriptedSandbox([world({"e1": {"good"}})])
     request = _request({"e1": ["fails_on_gold(1)", "good(2)"]})
-    done = await run_repair(request, sandbox, None, InMemoryRepairStateStore())
+    done = await run_repair(request, sandbox, None, InMemoryStateStore(RepairState))
     first, second = done.tests
     assert first.rejection is GateReason.FAILS_ON_GOLD and "fails_on_gold(1)" in first.source
     assert second.accepted and "good(2)" in second.source
@@ -161,7 +162,7 @@ async def test_a_test_failing_on_gold_is_rejected_and_the_next_uses_another_inpu
 async def test_one_test_that_blocks_two_exploits_settles_both() -> None:
     sandbox = ScriptedSandbox([world({"e1": {"good"}, "e2": {"good"}})])
     request = _request({"e1": ["good(1)"], "e2": ["other(2)"]})
-    done = await run_repair(request, sandbox, None, InMemoryRepairStateStore())
+    done = await run_repair(request, sandbox, None, InMemoryStateStore(RepairState))
     assert len(done.tests) == 1 and set(done.tests[0].blocks) == {
         e.candidate_id for e in request.exploits
     }
@@ -171,7 +172,7 @@ async def test_one_test_that_blocks_two_exploits_settles_both() -> None:
 async def test_flaky_import_error_and_not_blocking_are_classified() -> None:
     sandbox = ScriptedSandbox([world({"e1": {"last"}})])
     request = _request({"e1": ["flaky(1)", "imports(2)", "weak(3)", "last(4)"]}, max_iterations=9)
-    done = await run_repair(request, sandbox, None, InMemoryRepairStateStore())
+    done = await run_repair(request, sandbox, None, InMemoryStateStore(RepairState))
     reasons = [t.rejection for t in done.tests]
     dnb = GateReason.DOES_NOT_BLOCK
     assert reasons == [GateReason.FLAKY, GateReason.IMPORT_ERROR, dnb, dnb, dnb, None]
@@ -189,7 +190,7 @@ async def test_a_test_that_rejects_a_correct_variant_retries_a_looser_form() -> 
     )  # fmt: skip
     sandbox = ScriptedSandbox([world({"e1": {"strict"}}, harms={"strict"})])
     request = _request({"e1": ["strict(1)"]}, correct=(correct,), max_iterations=5)
-    done = await run_repair(request, sandbox, None, InMemoryRepairStateStore())
+    done = await run_repair(request, sandbox, None, InMemoryStateStore(RepairState))
     assert [t.rejection for t in done.tests] == [GateReason.REJECTS_CORRECT] * 3
     forms = [t.origin.rsplit("(", 1)[-1] for t in done.tests]
     assert forms == ["repr)", "str)", "type)"]  # the same input, looser each time
@@ -200,7 +201,7 @@ async def test_a_test_that_rejects_a_correct_variant_retries_a_looser_form() -> 
 async def test_the_iteration_budget_stops_the_loop() -> None:
     sandbox = ScriptedSandbox([world({"e1": {"never"}})])
     request = _request({"e1": ["a(1)", "b(2)", "c(3)"]}, max_iterations=2)
-    done = await run_repair(request, sandbox, None, InMemoryRepairStateStore())
+    done = await run_repair(request, sandbox, None, InMemoryStateStore(RepairState))
     assert done.iterations == 2 and len(done.tests) == 2
     assert done.reason.startswith("iteration budget spent")
 
@@ -208,14 +209,14 @@ async def test_the_iteration_budget_stops_the_loop() -> None:
 async def test_the_sandbox_budget_stops_the_loop() -> None:
     sandbox = ScriptedSandbox([world({"e1": {"never"}})])
     request = _request({"e1": ["a(1)", "b(2)", "c(3)"]}, max_iterations=9, budget_seconds=5)
-    done = await run_repair(request, sandbox, None, InMemoryRepairStateStore())
+    done = await run_repair(request, sandbox, None, InMemoryStateStore(RepairState))
     assert done.reason.startswith("sandbox budget spent") and len(done.tests) == 1
 
 
 async def test_no_usable_difference_means_nothing_to_propose() -> None:
     sandbox = ScriptedSandbox([world({})])
     request = _request({"e1": ["the test body (x)"]})
-    done = await run_repair(request, sandbox, None, InMemoryRepairStateStore())
+    done = await run_repair(request, sandbox, None, InMemoryStateStore(RepairState))
     assert done.tests == () and done.hardened_task is None
     assert sandbox.requests == []  # nothing to capture: no run at all
     # the reason says what the evidence lacks and that no model is set for the LLM augmenter
@@ -232,7 +233,7 @@ class Crash(Exception):
 
 
 async def test_a_crashed_repair_resumes_without_repeating_a_run() -> None:
-    store = InMemoryRepairStateStore()
+    store = InMemoryStateStore(RepairState)
     request = _request({"e1": ["fails_on_gold(1)", "good(2)"]})
     rule = world({"e1": {"good"}})
     calls = {"n": 0}
@@ -258,6 +259,6 @@ async def test_a_crashed_repair_resumes_without_repeating_a_run() -> None:
 async def test_a_public_call_is_tried_before_a_private_helper() -> None:
     sandbox = ScriptedSandbox([world({"e1": {"_helper", "public"}})])
     request = _request({"e1": ["_helper(1)", "public(2)"]})
-    done = await run_repair(request, sandbox, None, InMemoryRepairStateStore())
+    done = await run_repair(request, sandbox, None, InMemoryStateStore(RepairState))
     (only,) = done.tests
     assert only.accepted and "public(2)" in only.source

@@ -11,9 +11,8 @@ import re
 
 import pytest
 
-from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox
-from hackaudit.repairer.adapters.state_store import InMemoryRepairStateStore
 from hackaudit.repairer.domain import capture, neighbours
+from hackaudit.repairer.domain.ports import RepairState
 from hackaudit.repairer.service_layer.repair import RepairConfig, run_repair
 from hackaudit.shared.contracts import (
     Candidate,
@@ -29,6 +28,8 @@ from hackaudit.shared.contracts import (
     RunStatus,
     TestStatus,
 )
+from hackaudit.shared.state_store import InMemoryStateStore
+from tests.scripted_sandbox import ScriptedSandbox
 
 from .conftest import example_task
 
@@ -154,7 +155,7 @@ def _request(correct: tuple[Candidate, ...] = ()) -> RepairRequested:
 
 async def test_the_first_test_asserts_gold_beside_the_exact_input_too() -> None:
     sandbox = ScriptedSandbox([_world()])
-    done = await run_repair(_request(), sandbox, None, InMemoryRepairStateStore())
+    done = await run_repair(_request(), sandbox, None, InMemoryStateStore(RepairState))
     (test,) = done.tests
     assert test.accepted and "inputs beside it" in test.origin
     assert f"assert repr({EXACT}) == " in test.source
@@ -169,7 +170,7 @@ async def test_a_widened_test_that_harms_a_correct_variant_falls_back_to_the_exa
     correct = Candidate(instance_id=URLNORM.instance_id, diff="rewrite",
                         provenance=Provenance(strategy="rename-locals"))  # fmt: skip
     sandbox = ScriptedSandbox([_world(harm="https://")])
-    done = await run_repair(_request((correct,)), sandbox, None, InMemoryRepairStateStore())
+    done = await run_repair(_request((correct,)), sandbox, None, InMemoryStateStore(RepairState))
     wide, exact = done.tests
     assert wide.rejection is GateReason.REJECTS_CORRECT and "https://" in wide.source
     assert exact.accepted and "inputs beside it" not in exact.origin
@@ -179,14 +180,14 @@ async def test_a_widened_test_that_harms_a_correct_variant_falls_back_to_the_exa
 async def test_without_neighbours_only_the_exact_input_is_asserted() -> None:
     sandbox = ScriptedSandbox([_world()])
     config = RepairConfig(neighbours=False)
-    done = await run_repair(_request(), sandbox, None, InMemoryRepairStateStore(), config)
+    done = await run_repair(_request(), sandbox, None, InMemoryStateStore(RepairState), config)
     (test,) = done.tests
     assert test.accepted and "https://" not in test.source
 
 
 async def test_a_widened_test_that_does_not_block_is_followed_by_another_widened_form() -> None:
     sandbox = ScriptedSandbox([_world(blocking="str")])
-    done = await run_repair(_request(), sandbox, None, InMemoryRepairStateStore())
+    done = await run_repair(_request(), sandbox, None, InMemoryStateStore(RepairState))
     weak, kept = done.tests
     assert weak.rejection is GateReason.DOES_NOT_BLOCK and weak.origin.startswith("probe")
     assert "(repr) and" in weak.origin and "(str) and" in kept.origin  # both widened

@@ -7,7 +7,6 @@ import ast
 import re
 from collections.abc import Callable
 
-from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox
 from hackaudit.repairer.domain import test_patch as tp
 from hackaudit.repairer.domain import varied_test
 from hackaudit.repairer.service_layer.augmenters import Context, OfflineAugmenter, Target
@@ -23,6 +22,7 @@ from hackaudit.shared.contracts import (
     RunStatus,
     TestStatus,
 )
+from tests.scripted_sandbox import ScriptedSandbox
 
 from .conftest import example_task
 

@@ -6,13 +6,14 @@ from dataclasses import dataclass
 
 from pydantic import SecretStr
 
-from hackaudit.attacker.adapters.completion_cache import JsonDirCompletionCache
 from hackaudit.attacker.adapters.llm import AnthropicLLM, CachingLLM
 from hackaudit.attacker.adapters.openai_chat import OpenAIChatLLM
-from hackaudit.attacker.adapters.round_state_store import JsonFileRoundStateStore
-from hackaudit.attacker.domain.ports import LLMPort, RoundStateStore
+from hackaudit.attacker.domain.orchestration import RoundState
+from hackaudit.attacker.domain.ports import Completion, LLMPort, RoundStateStore
 from hackaudit.attacker.service_layer.attack import AttackConfig
 from hackaudit.attacker.settings import AttackerSettings
+from hackaudit.shared.content_cache import JsonDirCache
+from hackaudit.shared.state_store import JsonFileStateStore
 
 
 @dataclass(frozen=True)
@@ -55,10 +56,10 @@ def bootstrap(
     settings = settings or AttackerSettings()
     if llm is None and settings.llm_enabled:
         llm = CachingLLM(
-            model_client(settings), JsonDirCompletionCache(settings.completion_cache_dir)
+            model_client(settings), JsonDirCache(Completion, settings.completion_cache_dir)
         )
     return Attacker(
         llm=llm,
-        store=store or JsonFileRoundStateStore(settings.round_state_dir),
+        store=store or JsonFileStateStore(RoundState, settings.round_state_dir, indent=1),
         config=settings.attack_config(),
     )

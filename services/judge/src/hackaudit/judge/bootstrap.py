@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hackaudit.judge.adapters.answer_cache import JsonDirAnswerCache
 from hackaudit.judge.domain.budget import Budget
 from hackaudit.judge.domain.ports import JudgeModel
 from hackaudit.judge.service_layer.judging import Judge
 from hackaudit.judge.settings import NO_BACKEND, JudgeSettings
+from hackaudit.shared.content_cache import JsonDirCache
+from hackaudit.shared.contracts import JudgeSample
 
 
 def backend(settings: JudgeSettings) -> JudgeModel | None:
@@ -40,7 +41,7 @@ def bootstrap(settings: JudgeSettings, state_dir: Path, model: JudgeModel | None
     """The judge; `model` replaces the configured backend (tests)."""
     return Judge(
         model=model if model is not None else backend(settings),
-        cache=JsonDirAnswerCache(settings.cache_dir or state_dir / "judge" / "cache"),
+        cache=JsonDirCache(JudgeSample, settings.cache_dir or state_dir / "judge" / "cache"),
         budget=Budget(
             prices=settings.prices(),
             max_usd=settings.budget_usd,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hackaudit.repairer.adapters.llm import AnthropicLLM
-from hackaudit.repairer.adapters.state_store import JsonFileRepairStateStore
-from hackaudit.repairer.domain.ports import LLMPort, RepairStateStore
+from hackaudit.repairer.domain.ports import LLMPort, RepairState, RepairStateStore
 from hackaudit.repairer.service_layer.repair import RepairConfig
 from hackaudit.repairer.settings import RepairerSettings
+from hackaudit.shared.state_store import JsonFileStateStore
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,6 @@ def bootstrap(
         )
     return Repairer(
         llm=llm,
-        store=store or JsonFileRepairStateStore(settings.journal_dir),
+        store=store or JsonFileStateStore(RepairState, settings.journal_dir),
         config=settings.repair_config(),
     )

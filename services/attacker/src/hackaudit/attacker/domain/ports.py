@@ -5,7 +5,9 @@
     CompletionCache    completions by the content hash of their prompt (`generate.model_port`)
     RoundStateStore    an attack's round state, so a restarted attacker resumes it
 
-Adapters implement them (`hackaudit.attacker.adapters`), each with an in-memory fake beside it.
+Adapters implement them, each with an in-memory fake beside it: the model clients in
+`hackaudit.attacker.adapters`; the store and the cache are the shared JSON-file ones
+(`hackaudit.shared.state_store`, `hackaudit.shared.content_cache`).
 """
 
 from __future__ import annotations

@@ -1,1 +1,2 @@
-"""The judge's adapters: model backends, the answer cache, and fakes beside them."""
+"""The judge's adapters: model backends and fakes beside them (the answer cache is
+`hackaudit.shared.content_cache`)."""

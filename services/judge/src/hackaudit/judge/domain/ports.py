@@ -18,7 +18,8 @@ class JudgeModel(Protocol):
 
 
 class AnswerCache(Protocol):
-    """Answered samples by the content hash of their prompt (`JudgePrompt.cache_key`)."""
+    """Answered samples by the content hash of their prompt (`JudgePrompt.cache_key`);
+    `hackaudit.shared.content_cache` implements it."""
 
     def get(self, key: str) -> JudgeSample | None: ...
 

@@ -5,7 +5,9 @@
     JudgePort          the judge's answer to one question (None: no answer in time)
     RepairStateStore   a repair's journal, so a restarted repairer resumes it
 
-Adapters implement them (`hackaudit.repairer.adapters`), each with an in-memory fake beside it.
+Adapters implement them, each with an in-memory fake beside it: the model and judge clients in
+`hackaudit.repairer.adapters`; the store is the shared JSON-file one
+(`hackaudit.shared.state_store`).
 """
 
 from __future__ import annotations

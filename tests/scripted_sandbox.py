@@ -2,7 +2,9 @@
 
 A rule is a function from the request to a `RunResult` (or one per repeat), or None when it does
 not apply; the first rule that applies decides, and a run no rule covers is a completed run that
-resolves nothing. Every request is recorded, so tests can assert what reached the sandbox.
+resolves nothing. Every request is recorded, so tests can assert what reached the sandbox. The
+attacker's and the repairer's tests share it: both speak to the sandbox through the one
+`hackaudit.shared.ports.SandboxPort`.
 """
 
 from __future__ import annotations
@@ -10,14 +12,30 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from hackaudit.shared.contracts import (
+    PatchFlags,
     RunCompleted,
     RunPurpose,
     RunRequested,
     RunResult,
     RunStatus,
+    TestStatus,
 )
 
 Rule = Callable[[RunRequested], RunResult | list[RunResult] | None]
+
+
+def passed(tests: Iterable[str], flags: PatchFlags | None = None, log_tail: str = "") -> RunResult:
+    return RunResult(
+        status=RunStatus.COMPLETED,
+        resolved=True,
+        tests=dict.fromkeys(tests, TestStatus.PASSED),
+        flags=flags or PatchFlags(),
+        log_tail=log_tail,
+    )
+
+
+def failed(tests: dict[str, TestStatus], log_tail: str = "") -> RunResult:
+    return RunResult(status=RunStatus.COMPLETED, resolved=False, tests=tests, log_tail=log_tail)
 
 
 class ScriptedSandbox:
