@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from hackaudit.shared.nats_cluster import NatsCluster
-
 # The calc task's image, built from the base image and cached: the real-sandbox fault test runs it.
 from tests.integration.sandbox.conftest import (  # noqa: F401 - fixtures
     base_image,
@@ -17,6 +15,7 @@ from tests.integration.sandbox.conftest import (  # noqa: F401 - fixtures
     docker_client,
     wheelhouse,
 )
+from tests.nats_cluster import NatsCluster
 
 
 @pytest.fixture

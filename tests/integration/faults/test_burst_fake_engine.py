@@ -22,7 +22,6 @@ import pytest
 from hackaudit.scorer.adapters.store import read_results
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import RunPurpose, RunRequested, TaskIngested
-from hackaudit.shared.nats_cluster import NatsCluster
 from tests.integration.faults import synthetic
 from tests.integration.faults.rig import (
     Services,
@@ -34,6 +33,7 @@ from tests.integration.faults.rig import (
     records,
     wait_until,
 )
+from tests.nats_cluster import NatsCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(120)]
 

@@ -14,11 +14,13 @@ import pytest
 
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.errors import BusUnavailableError
-from hackaudit.shared.nats_cluster import NatsCluster
 from hackaudit.shared.nats_server import EmbeddedNats
 from hackaudit.shared.settings import BusSettings
+from tests.nats_cluster import NatsCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+REPO_ROOT = Path(__file__).resolve().parents[3]  # where `tests` is importable from
 
 
 async def test_streams_and_consumers_are_kept_on_three_nodes(
@@ -68,13 +70,16 @@ def test_nodes_do_not_outlive_a_killed_parent(tmp_path: Path) -> None:
     script = (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "from hackaudit.shared.nats_cluster import NatsCluster\n"
+        "from tests.nats_cluster import NatsCluster\n"
         "cluster = NatsCluster(Path(sys.argv[1])).start()\n"
         "print(' '.join(str(n.process.pid) for n in cluster.nodes), flush=True)\n"
         "time.sleep(60)\n"
     )
     parent = subprocess.Popen(
-        [sys.executable, "-c", script, str(tmp_path)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", script, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO_ROOT,
     )
     try:
         assert parent.stdout is not None

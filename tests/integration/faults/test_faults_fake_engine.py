@@ -23,7 +23,6 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 from hackaudit.shared import bus, subjects
-from hackaudit.shared.nats_cluster import NatsCluster
 from tests.integration.faults import synthetic
 from tests.integration.faults.rig import (
     TEST_COPY_HEADER,
@@ -39,6 +38,7 @@ from tests.integration.faults.rig import (
     scored_audits,
     wait_until,
 )
+from tests.nats_cluster import NatsCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(90)]
 

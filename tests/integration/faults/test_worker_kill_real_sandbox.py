@@ -17,7 +17,6 @@ import pytest
 from nats.js.errors import NotFoundError
 
 from hackaudit.shared import bus, subjects
-from hackaudit.shared.nats_cluster import NatsCluster
 from tests.integration.faults import synthetic
 from tests.integration.faults.rig import (
     Services,
@@ -30,6 +29,7 @@ from tests.integration.faults.rig import (
     wait_until,
 )
 from tests.integration.sandbox.sandbox_calc import TaskImage
+from tests.nats_cluster import NatsCluster
 
 pytestmark = [
     pytest.mark.integration,

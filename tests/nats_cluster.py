@@ -1,4 +1,5 @@
-"""A local JetStream cluster: several nats-server processes routed to each other on loopback.
+"""A local JetStream cluster for the fault tests: several nats-server processes routed to each other
+on loopback.
 
 One machine cannot lose a NATS node the way a deployment does, but it can run three of them: each
 with its own server name, client port, route port and store folder, all in one `--cluster_name`.
