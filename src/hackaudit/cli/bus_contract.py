@@ -175,7 +175,7 @@ def _covers(address: str, subject: str) -> bool:
 
 
 def _model_by_convention(subject: str, known: set[str]) -> str:
-    """`hackaudit.candidate.proposed` -> `CandidateProposed`."""
+    """`hackaudit.attack.requested` -> `AttackRequested`."""
     words = subject.removeprefix(f"{subjects.PREFIX}.").split(".")
     model = "".join(word.capitalize() for word in words)
     if model not in known:

@@ -21,7 +21,6 @@ from hackaudit.shared import subjects
 from hackaudit.shared.contracts import (
     AttackCompleted,
     AttackRequested,
-    CandidateProposed,
     RepairCompleted,
     RunCompleted,
     RunPurpose,
@@ -115,8 +114,6 @@ class AuditTracker:
             self._advance(run.correlation_id, Stage.SANITY)
         elif subject == subjects.ATTACK_REQUESTED:
             self._advance(AttackRequested.model_validate_json(data).correlation_id, Stage.ATTACK)
-        elif subject == subjects.CANDIDATE_PROPOSED:
-            self._advance(CandidateProposed.model_validate_json(data).correlation_id, Stage.ATTACK)
         elif subject == subjects.ATTACK_COMPLETED:
             attack = AttackCompleted.model_validate_json(data)
             if attack.correlation_id in self.stage:

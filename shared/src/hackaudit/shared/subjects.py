@@ -12,7 +12,6 @@ DEAD_LETTER_PREFIX = "deadletter.hackaudit"
 
 TASK_INGESTED = f"{PREFIX}.task.ingested"
 ATTACK_REQUESTED = f"{PREFIX}.attack.requested"
-CANDIDATE_PROPOSED = f"{PREFIX}.candidate.proposed"
 ATTACK_COMPLETED = f"{PREFIX}.attack.completed"
 RUN_REQUESTED = f"{PREFIX}.run.requested"
 RUN_COMPLETED = f"{PREFIX}.run.completed"  # + ".<requester>": each service gets its own runs

@@ -85,11 +85,6 @@ class AttackRequested(Message):
     gold_duration_s: float | None = Field(default=None, ge=0)
 
 
-class CandidateProposed(Message):
-    task: Task
-    candidate: Candidate
-
-
 class CandidateVerdict(StrEnum):
     EXPLOIT = "exploit"  # accepted by the suite and confirmed incorrect
     UNCONFIRMED = "unconfirmed"  # accepted, but not shown to differ from gold
