@@ -1,4 +1,5 @@
-"""Every message of the event flow (ARCHITECTURE.md), commands as orders and events in past tense.
+"""Every message of the event flow (docs/architecture.md): commands as orders, events in past
+tense.
 
 Each message carries `schema_version`, the `correlation_id` of the task audit it belongs to, and an
 `idempotency_key` derived from its inputs: the same inputs always give the same key, which is also

@@ -1,10 +1,10 @@
 """A task's reference pool, as pure functions over a serialisable `ReferenceProgress`.
 
-V (verifier discrimination, ARCHITECTURE.md "Scores") is computed from a pool drawn apart from
-the attack: correct variants C+ (gold, and rewrites of gold shown equal to it) and incorrect ones
-C− (the empty patch, and a fixed-size sample of reference mutants of gold). This module plans the
-pool, draws the mutant sample with a seed derived from the instance id (so a rerun draws the same
-sample), and turns what the sandbox found into each member's status:
+V (verifier discrimination; the scorer in docs/architecture.md) is computed from a pool drawn
+apart from the attack: correct variants C+ (gold, and rewrites of gold shown equal to it) and
+incorrect ones C− (the empty patch, and a fixed-size sample of reference mutants of gold). This
+module plans the pool, draws the mutant sample with a seed derived from the instance id (so a
+rerun draws the same sample), and turns what the sandbox found into each member's status:
 
 C+  ACCEPTED  the task's tests resolve it (gold; a rewrite probes show equal to gold)
     REJECTED  they do not: the tests pin something a correct fix need not do (over-strict)
