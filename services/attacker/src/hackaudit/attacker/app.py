@@ -3,6 +3,8 @@ attack results out."""
 
 from __future__ import annotations
 
+import functools
+
 from faststream.nats import NatsBroker
 
 from hackaudit.attacker.bootstrap import bootstrap
@@ -25,11 +27,7 @@ def build(bus_settings: BusSettings, settings: AttackerSettings | None = None) -
     def attach(broker: NatsBroker) -> None:
         publishers.declare(broker, subjects.RUN_REQUESTED, RunRequested)
         publishers.declare(broker, subjects.ATTACK_COMPLETED, AttackCompleted)
-
-        async def publish_run(subject: str, request: RunRequested) -> None:
-            await bus.publish(broker, subject, request)
-
-        sandbox.bind(publish_run)
+        sandbox.bind(functools.partial(bus.publish, broker))
 
         async def on_attack(request: AttackRequested) -> None:
             done = await handle_attack_requested(request, attacker, sandbox)

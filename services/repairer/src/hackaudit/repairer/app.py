@@ -3,6 +3,8 @@ tasks out."""
 
 from __future__ import annotations
 
+import functools
+
 from faststream.nats import NatsBroker
 
 from hackaudit.repairer.adapters.judge_client import BusJudgeClient
@@ -33,17 +35,9 @@ def build(bus_settings: BusSettings, settings: RepairerSettings | None = None) -
     def attach(broker: NatsBroker) -> None:
         publishers.declare(broker, subjects.RUN_REQUESTED, RunRequested)
         publishers.declare(broker, subjects.REPAIR_COMPLETED, RepairCompleted)
-
-        async def publish_run(subject: str, request: RunRequested) -> None:
-            await bus.publish(broker, subject, request)
-
-        sandbox.bind(publish_run)
+        sandbox.bind(functools.partial(bus.publish, broker))
         publishers.declare(broker, subjects.JUDGE_REQUESTED, JudgeRequested)
-
-        async def publish_judge(subject: str, request: JudgeRequested) -> None:
-            await bus.publish(broker, subject, request)
-
-        judge.bind(publish_judge)
+        judge.bind(functools.partial(bus.publish, broker))
 
         async def on_repair(request: RepairRequested) -> None:
             done = await handle_repair_requested(request, repairer, sandbox, judge)
