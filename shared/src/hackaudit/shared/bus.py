@@ -75,25 +75,22 @@ log = get_logger("hackaudit.bus")
 
 
 def stream_configs(settings: BusSettings) -> list[StreamConfig]:
+    """The messages' stream and the dead letters' stream, kept alike: on file, for the same time,
+    with the same duplicate window and replicas."""
     return [
         StreamConfig(
-            name=subjects.STREAM,
-            subjects=[f"{subjects.PREFIX}.>"],
+            name=name,
+            subjects=[f"{prefix}.>"],
             retention=RetentionPolicy.LIMITS,
             storage=StorageType.FILE,
             max_age=settings.stream_max_age_s,
             duplicate_window=settings.duplicate_window_s,
             num_replicas=settings.bus_replicas,
-        ),
-        StreamConfig(
-            name=subjects.DEAD_LETTER_STREAM,
-            subjects=[f"{subjects.DEAD_LETTER_PREFIX}.>"],
-            retention=RetentionPolicy.LIMITS,
-            storage=StorageType.FILE,
-            max_age=settings.stream_max_age_s,
-            duplicate_window=settings.duplicate_window_s,
-            num_replicas=settings.bus_replicas,
-        ),
+        )
+        for name, prefix in (
+            (subjects.STREAM, subjects.PREFIX),
+            (subjects.DEAD_LETTER_STREAM, subjects.DEAD_LETTER_PREFIX),
+        )
     ]
 
 
