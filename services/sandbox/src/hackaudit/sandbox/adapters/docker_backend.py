@@ -32,6 +32,7 @@ import secrets
 import socket
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -129,6 +130,24 @@ def container_options(
     }
 
 
+class DerivedImages:
+    """The image derived from each image, worked out once per process (in a thread: the Docker SDK
+    blocks); a caller asking for an image already being derived waits for that derivation."""
+
+    def __init__(self, derive: Callable[[str], str]) -> None:
+        self._derive = derive
+        self._done: dict[str, str] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def of(self, image: str) -> str:
+        if image in self._done:
+            return self._done[image]
+        async with self._locks.setdefault(image, asyncio.Lock()):
+            if image not in self._done:
+                self._done[image] = await asyncio.to_thread(self._derive, image)
+        return self._done[image]
+
+
 class DockerBackend:
     """The `ContainerBackend` on a Docker engine (see the module docstring)."""
 
@@ -138,8 +157,7 @@ class DockerBackend:
         self._limits = Limits.from_settings(settings)
         self._owner = owner_id()
         self._pools: OrderedDict[tuple[str, ...], ContainerPool] = OrderedDict()
-        self._runnable: dict[str, str] = {}
-        self._image_locks: dict[str, asyncio.Lock] = {}
+        self._runnable = DerivedImages(self._adapt_image)
         self._slots = asyncio.Semaphore(settings.max_concurrent_runs)
         self._readers = ThreadPoolExecutor(
             max_workers=settings.max_concurrent_runs, thread_name_prefix="sandbox-run"
@@ -359,13 +377,7 @@ class DockerBackend:
     # --- images ------------------------------------------------------------------------------
 
     async def _runnable_image(self, image: str) -> str:
-        if image in self._runnable:
-            return self._runnable[image]
-        lock = self._image_locks.setdefault(image, asyncio.Lock())
-        async with lock:
-            if image not in self._runnable:
-                self._runnable[image] = await asyncio.to_thread(self._adapt_image, image)
-        return self._runnable[image]
+        return await self._runnable.of(image)
 
     def _adapt_image(self, image: str) -> str:
         """A derived image where uid 1000 owns /testbed and git's index of it is fresh (`image`

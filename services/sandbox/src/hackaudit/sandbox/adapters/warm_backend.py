@@ -52,7 +52,12 @@ import requests
 import structlog
 from docker.errors import DockerException, ImageNotFound, NotFound
 
-from hackaudit.sandbox.adapters.docker_backend import LABEL, DockerBackend, container_options
+from hackaudit.sandbox.adapters.docker_backend import (
+    LABEL,
+    DerivedImages,
+    DockerBackend,
+    container_options,
+)
 from hackaudit.sandbox.adapters.output_capture import FrameDecoder
 from hackaudit.sandbox.domain.execution import Execution, RunPlan
 from hackaudit.sandbox.domain.protocol import RUN_USER, WRAPPER, launcher_argv
@@ -158,8 +163,7 @@ class WarmDockerBackend(DockerBackend):
     def __init__(self, settings: SandboxSettings, client: Any | None = None) -> None:
         super().__init__(settings, client)
         self._warm: OrderedDict[str, _Warm] = OrderedDict()
-        self._warm_images: dict[str, str] = {}
-        self._warm_locks: dict[str, asyncio.Lock] = {}
+        self._warm_images = DerivedImages(self._derive_warm)
         self._closing = False
         self.counts = {"created": 0, "reused": 0, "discarded": 0}
 
@@ -364,14 +368,7 @@ class WarmDockerBackend(DockerBackend):
         return ready
 
     async def _warm_image(self, image: str) -> str:
-        if image in self._warm_images:
-            return self._warm_images[image]
-        runnable = await self._runnable_image(image)
-        lock = self._warm_locks.setdefault(image, asyncio.Lock())
-        async with lock:
-            if image not in self._warm_images:
-                self._warm_images[image] = await asyncio.to_thread(self._derive_warm, runnable)
-        return self._warm_images[image]
+        return await self._warm_images.of(await self._runnable_image(image))
 
     def _derive_warm(self, runnable: str) -> str:
         """`runnable` with a read-only pristine copy of /testbed (built once, then reused)."""
