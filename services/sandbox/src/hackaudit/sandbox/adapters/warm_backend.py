@@ -60,7 +60,7 @@ from hackaudit.sandbox.adapters.docker_backend import (
 )
 from hackaudit.sandbox.adapters.output_capture import FrameDecoder
 from hackaudit.sandbox.domain.execution import Execution, RunPlan
-from hackaudit.sandbox.domain.protocol import RUN_USER, WRAPPER, launcher_argv
+from hackaudit.sandbox.domain.protocol import GIT_SAFE, OTHERS, RUN_USER, WRAPPER, launcher_argv
 from hackaudit.sandbox.errors import ContainerFailed
 from hackaudit.sandbox.settings import SandboxSettings
 
@@ -80,19 +80,11 @@ WARM_LAUNCHER = (
     f'd=$(mktemp -d /tmp/hackaudit.XXXXXXXX) && exec {SHELL} -c "$1" hackaudit-wrapper "$d"'
 )
 
-GIT_SAFE = "-c core.fsmonitor=false -c core.untrackedCache=false -c core.hooksPath=/dev/null"
-
 # Runs as uid 1000 between runs (see the module docstring). Prints `RESET_OK<oom kills>` last.
 # The copy's files have new inode numbers, so git's index is refreshed here rather than by the
 # next run's first git command.
 RESET = rf"""
-others() {{
-  for p in /proc/[0-9]*; do
-    case ${{p#/proc/}} in 1|$$) continue;; esac
-    [ -O "$p" ] && return 0
-  done
-  return 1
-}}
+{OTHERS}
 n=0
 while :; do
   kill -KILL -1 2>/dev/null

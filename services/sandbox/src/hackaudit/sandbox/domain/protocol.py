@@ -71,6 +71,18 @@ LAUNCHER = (
     '&& exec "$d/sh" -c "$1" hackaudit-wrapper "$d"'
 )
 
+# Options that keep a repository's own git configuration from running anything (fsmonitor, hooks).
+GIT_SAFE = "-c core.fsmonitor=false -c core.untrackedCache=false -c core.hooksPath=/dev/null"
+
+# A shell function: does a process other than init and this shell still run as this user?
+OTHERS = r"""others() {
+  for p in /proc/[0-9]*; do
+    case ${p#/proc/} in 1|$$) continue;; esac
+    [ -O "$p" ] && return 0
+  done
+  return 1
+}"""
+
 WRAPPER = rf"""
 stage=$1
 IFS= read -r nonce || exit 97
@@ -81,15 +93,9 @@ while IFS=' ' read -r name size; do
 done
 exec 0</dev/null 2>&1
 mark() {{ printf '\n{MARK_PREFIX}:%s:%s\n' "$nonce" "$1"; }}
-safe="-c core.fsmonitor=false -c core.untrackedCache=false -c core.hooksPath=/dev/null"
+safe="{GIT_SAFE}"
 g() {{ git $safe "$@"; }}
-others() {{
-  for p in /proc/[0-9]*; do
-    case ${{p#/proc/}} in 1|$$) continue;; esac
-    [ -O "$p" ] && return 0
-  done
-  return 1
-}}
+{OTHERS}
 finish() {{ mark end; exit 0; }}
 mark stage
 cd {REPOSITORY} 2>/dev/null || {{ mark fatal:no-repository; finish; }}
