@@ -22,6 +22,7 @@ inputs whose construction calls the function itself cannot recurse.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 from typing import Any
 
 from hackaudit.attacker.domain.generate import targets
@@ -99,6 +100,17 @@ def guard_lines(fn: ChangedFunction, cases: list[CallCase], indent: str) -> list
     return out
 
 
+def _inserted(
+    gold: diffs.Patch, fn: ChangedFunction, body: Callable[[str], list[str]]
+) -> diffs.Patch | None:
+    """Gold with `body` (lines at the given indent) inserted into `fn`, or None when `fn` has no
+    place for it or `body` has nothing to insert."""
+    slot = fn.base_slot or fn.gold_slot
+    if slot is None or not body(slot[1]):
+        return None
+    return targets.insert_into_function(gold, fn, body)
+
+
 def _patch_for(gold: diffs.Patch, fn: ChangedFunction, cases: list[CallCase]) -> diffs.Patch | None:
     def body(indent: str) -> list[str]:
         lines = guard_lines(fn, cases, indent)
@@ -106,10 +118,7 @@ def _patch_for(gold: diffs.Patch, fn: ChangedFunction, cases: list[CallCase]) ->
             lines.append(f"{indent}return None")
         return lines
 
-    slot = fn.base_slot or fn.gold_slot
-    if slot is None or not body(slot[1]):
-        return None
-    return targets.insert_into_function(gold, fn, body)
+    return _inserted(gold, fn, body)
 
 
 def _expression_binding(fn: ChangedFunction, case: ExprCase) -> list[tuple[str, str]] | None:
@@ -194,10 +203,7 @@ def _expression_patch(
             lines.append(f"{indent}return None")
         return lines
 
-    slot = fn.base_slot or fn.gold_slot
-    if slot is None or not body(slot[1]):
-        return None
-    return targets.insert_into_function(gold, fn, body)
+    return _inserted(gold, fn, body)
 
 
 def special_cases(task: Task) -> list[Candidate]:
