@@ -1,6 +1,6 @@
 """Replaying the graded tests as probes: which tests, which literal variants, and what came back.
 
-`replay_source` holds the code that runs in the task's repository; this module is its pure
+`programs.replay_program` is the code run in the task's repository; this module is its pure
 counterpart on the attacker's side. It picks the test functions to replay (FAIL_TO_PASS first,
 then PASS_TO_PASS, those the test patch shows first, capped), computes the values beside the
 tests' literals (`probe_inputs.variants`, so the replay and the call probes vary inputs alike),
