@@ -8,6 +8,7 @@ from hackaudit.shared.anatomy.checks import diff_problems, path_problem, symlink
 from hackaudit.shared.anatomy.diff import (
     NO_NEWLINE,
     DiffError,
+    DiffText,
     FileDiff,
     Hunk,
     HunkHeader,
@@ -37,6 +38,7 @@ __all__ = [
     "DEV_NULL",
     "NO_NEWLINE",
     "DiffError",
+    "DiffText",
     "FileDiff",
     "Hunk",
     "HunkHeader",

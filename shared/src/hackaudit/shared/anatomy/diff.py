@@ -153,7 +153,8 @@ class FileDiff:
     old_path: str | None
     new_path: str | None
     hunks: tuple[Hunk, ...] = ()
-    extended: tuple[str, ...] = ()  # git's extended header lines (modes, renames), kept verbatim
+    # git's extended header lines (modes, renames, `index`, a binary body), verbatim and in order
+    extended: tuple[str, ...] = ()
     old_mode: str | None = None
     new_mode: str | None = None
     header_paths: tuple[str, ...] = ()  # from `diff --git` and rename/copy lines, prefix removed
@@ -362,7 +363,7 @@ class _Reader:
     def _header_line(self, line: str, current: _File) -> None:
         if current.in_git_header and line.startswith("--- "):
             self.fail("'---' line not followed by '+++' line")
-        if current.in_git_header and not line.startswith("index "):
+        if current.in_git_header:
             current.extended.append(line)
         for prefix, attr in _MODE_HEADERS.items():
             if line.startswith(prefix):
@@ -487,11 +488,11 @@ def _range(start: int, length: int) -> str:
     return f"{start}" if length == 1 else f"{start},{length}"
 
 
-def _emit_file(f: FileDiff) -> list[str]:
+def _emit_file(f: FileDiff, with_index: bool) -> list[str]:
     a = f"a/{f.old_path}" if f.old_path is not None else DEV_NULL
     b = f"b/{f.new_path}" if f.new_path is not None else DEV_NULL
     out = [f"diff --git a/{f.old_path or f.new_path} b/{f.new_path or f.old_path}"]
-    extended = list(f.extended)
+    extended = [x for x in f.extended if with_index or not x.startswith("index ")]
     if f.is_new and not any(x.startswith("new file mode") for x in extended):
         extended.insert(0, "new file mode 100644")
     if f.is_deleted and not any(x.startswith("deleted file mode") for x in extended):
@@ -517,11 +518,14 @@ def _emit_file(f: FileDiff) -> list[str]:
     return out
 
 
-def emit_patch(patch: Patch) -> str:
-    """The patch as text, hunk headers recomputed; empty string when nothing is left."""
+def emit_patch(patch: Patch, *, with_index: bool = False) -> str:
+    """The patch as text, hunk headers recomputed; empty string when nothing is left.
+
+    `index` lines are left out unless `with_index` (a binary change cannot apply without one).
+    """
     out: list[str] = []
     for f in patch.files:
-        out.extend(_emit_file(f))
+        out.extend(_emit_file(f, with_index))
     return "\n".join(out) + "\n" if out else ""
 
 
@@ -540,3 +544,36 @@ def new_file(path: str, content: str) -> FileDiff:
     if no_newline and lines:
         lines[-1] = replace(lines[-1], no_newline=True)
     return FileDiff(old_path=None, new_path=path, hunks=(Hunk(old_start=0, lines=tuple(lines)),))
+
+
+class DiffText:
+    """A diff's text with its readings, each taken at most once (a defect is remembered too).
+
+    A message carries a patch as text; the value built from it once is what every step of the
+    message's handling is passed (`Task.gold_diff`, `Task.test_diff`).
+    """
+
+    __slots__ = ("_readings", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._readings: dict[Reading, Patch | DiffError] = {}
+
+    def read(self, mode: Reading) -> Patch:
+        """The patch read in `mode`; raises `DiffError` each time STRICT/LENIENT refuse it."""
+        if mode not in self._readings:
+            try:
+                self._readings[mode] = read_patch(self.text, mode)
+            except DiffError as exc:
+                self._readings[mode] = exc
+        reading = self._readings[mode]
+        if isinstance(reading, DiffError):
+            raise DiffError(*reading.args)
+        return reading
+
+    def strict(self) -> Patch:
+        return self.read(Reading.STRICT)
+
+    def applied(self) -> Patch:
+        """What `git apply` will see (never raises; defects are in `problems`)."""
+        return self.read(Reading.APPLY)

@@ -187,7 +187,7 @@ def _functions(patch: tp.TestPatch) -> Iterator[tuple[str, str, str]]:
         if not f.path.endswith(".py"):
             continue
         for hunk in f.hunks:
-            side = [ln[1:] for ln in hunk.lines if ln[:1] in (" ", "+")]
+            side = hunk.new_side()
             for pos, text in enumerate(side):
                 match = _DEF.match(text)
                 if not match:
@@ -214,7 +214,7 @@ def unchecked_calls(task: Task, limit: int = MAX_UNCHECKED) -> list[ProbeDiffere
     replayed expressions of their test's module."""
     graded = {function_of_test_id(t) for t in task.fail_to_pass}
     out: list[ProbeDifference] = []
-    for path, name, source in _functions(tp.parse(task.test_patch)):
+    for path, name, source in _functions(task.test_diff.applied()):
         if name not in graded:
             continue
         try:

@@ -115,7 +115,7 @@ def targets(
     issue = issue_target(task) if with_issue else None
     extra = [issue] if issue is not None else []
     try:
-        patch = diffs.parse_patch(task.test_patch)
+        patch = diffs.read(task.test_diff)
     except diffs.DiffError:
         return extra
     out: list[ReplayTarget] = []
@@ -136,7 +136,7 @@ def targets(
     return out + extra
 
 
-def variant_table(test_patch: str) -> dict[str, list[object]]:
+def variant_table(test_patch: diffs.PatchSource) -> dict[str, list[object]]:
     """For each literal the test patch adds, the values beside it (keyed by its repr)."""
     table: dict[str, list[object]] = {}
     for value in extract(test_patch).constants:
@@ -158,11 +158,11 @@ def source(task: Task, found: Sequence[ReplayTarget]) -> str:
     if not found:
         return ""
     rows = [(t.path, t.module, t.functions) for t in found]
-    table = variant_table(task.test_patch)
+    table = variant_table(task.test_diff)
     examples = issue_examples.module_source(task)
     if examples is not None and any(t.path == issue_examples.ISSUE_PATH for t in found):
         shown = diffs.Patch(files=(diffs.new_file(issue_examples.ISSUE_PATH, examples),))
-        for key, near in variant_table(diffs.emit_patch(shown)).items():
+        for key, near in variant_table(shown).items():
             table.setdefault(key, near)
     return render_replay(
         rows, table, powers=handles_powers(task.patch), flags=condition_options(task.patch)

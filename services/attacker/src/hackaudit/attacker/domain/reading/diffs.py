@@ -18,11 +18,13 @@ from hackaudit.shared.anatomy import (
     DEV_NULL,
     NO_NEWLINE,
     DiffError,
+    DiffText,
     FileDiff,
     Hunk,
     Line,
     LineKind,
     Patch,
+    Reading,
     emit_patch,
     new_file,
     normalise,
@@ -39,6 +41,7 @@ __all__ = [
     "Line",
     "LineKind",
     "Patch",
+    "PatchSource",
     "Slot",
     "added_lines",
     "combine",
@@ -53,10 +56,23 @@ __all__ = [
     "new_side_to_hunk_index",
     "normalise",
     "parse_patch",
+    "read",
     "replace_line",
     "revert",
     "slots",
 ]
+
+
+PatchSource = str | DiffText | Patch  # a patch's text, a message's read-once patch, or a patch
+
+
+def read(source: PatchSource, *, lenient: bool = False) -> Patch:
+    """The patch, from its text or from a message's `DiffText` (each reading taken once)."""
+    if isinstance(source, Patch):
+        return source
+    if isinstance(source, DiffText):
+        return source.read(Reading.LENIENT if lenient else Reading.STRICT)
+    return parse_patch(source, lenient=lenient)
 
 
 # --- editing ---------------------------------------------------------------------------------
