@@ -16,6 +16,7 @@ from hackaudit.shared.anatomy import (
     parse_patch,
     read_patch,
 )
+from hackaudit.shared.contracts import Task
 
 MODIFY = (
     "diff --git a/pkg/m.py b/pkg/m.py\n"
@@ -220,3 +221,19 @@ def test_a_diff_text_is_read_once_per_reading() -> None:
 )
 def test_confinement_over_the_model(text: str, refused: bool) -> None:
     assert bool(diff_problems(read_patch(text))) is refused
+
+
+def test_a_task_reads_its_patches_once_and_a_copy_reads_its_own() -> None:
+    task = Task(
+        instance_id="pkg-1",
+        repo="o/pkg",
+        base_commit="abc",
+        patch=MODIFY,
+        test_patch=NEW_FILE,
+        FAIL_TO_PASS=["tests/test_new.py::test_x"],
+    )
+    assert task.gold_diff.strict() is task.gold_diff.strict()
+    assert task.test_diff.applied().paths == ["tests/test_new.py"]
+    copy = task.model_copy(update={"test_patch": DELETED})
+    assert copy.test_diff.applied().paths == ["gone.py"]
+    assert task.model_copy() == task
