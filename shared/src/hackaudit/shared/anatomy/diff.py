@@ -13,9 +13,11 @@ read here, by one parser with three modes, and every service works on the result
   `git apply -p1` takes them, and hunk bodies are counted, never interpreted, so a body line that
   looks like a header is never mistaken for one. `checks.diff_problems` judges the result.
 
-Why not the `unidiff` package: it raises on a hunk whose body does not match its header (a
-model's diff), re-emits hunks with the counts it read rather than ones recomputed after an edit,
-and keeps no record of the `copy from`/`copy to` and mode headers the sandbox must check.
+Why not the `unidiff` package: it raises on a hunk whose body does not match its header
+(`UnidiffParseError: Hunk is shorter than expected`), which is how models write diffs; it
+re-emits a hunk with the counts it read rather than ones recomputed after an edit; and the
+sandbox's confinement checks must read every header that names a path (renames and copies,
+C-quoted paths, headers after a hunk) by rules kept here, not by a library's choices.
 
 Emitting always recomputes hunk headers from the lines, so an edited diff stays well formed.
 """
