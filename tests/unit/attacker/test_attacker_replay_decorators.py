@@ -121,8 +121,11 @@ def _found(gold: RunResult, candidate: RunResult) -> set[tuple[str, str, str]]:
 
 def test_the_options_gold_tests_in_a_condition() -> None:
     assert condition_options(GOLD_PATCH) == ["notes_rgx"]
-    assert condition_options("+    if os.path.isdir(p) and self.opts.verbose:\n") == ["verbose"]
-    assert condition_options("-    if self.gone:\n+    x = 1\n") == []  # old lines say nothing
+    head = "--- a/m.py\n+++ b/m.py\n"
+    added = head + "@@ -1,0 +2 @@\n+    if os.path.isdir(p) and self.opts.verbose:\n"
+    assert condition_options(added) == ["verbose"]
+    changed = head + "@@ -1 +1 @@\n-    if self.gone:\n+    x = 1\n"
+    assert condition_options(changed) == []  # old lines say nothing
 
 
 def test_the_test_runs_under_its_decorator_and_again_with_the_option_gold_tests(

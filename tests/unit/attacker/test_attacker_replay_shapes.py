@@ -38,7 +38,10 @@ def simp(e):
         raise TypeError("TensorProduct expected")
     return TP(left.a + right.a, left.b + right.b)
 """
-GOLD_PATCH = '+        raise TypeError("TensorProduct expected")\n'
+GOLD_PATCH = (
+    "--- a/pkg/mod.py\n+++ b/pkg/mod.py\n@@ -1,0 +2 @@\n"
+    '+        raise TypeError("TensorProduct expected")\n'
+)
 WRONG_MOD = GOLD_MOD.replace('raise TypeError("TensorProduct', 'raise ValueError("TensorProduct')
 EQUIVALENT_MOD = GOLD_MOD.replace('TypeError("TensorProduct expected")', 'TypeError("TP, please")')
 
@@ -127,6 +130,7 @@ def simp(e):
 """,
 )
 POW_PATCH = (
+    "--- a/pkg/mod.py\n+++ b/pkg/mod.py\n@@ -1,0 +2,2 @@\n"
     "+    if isinstance(right, Pow):\n+            raise TypeError('TensorProduct expected')\n"
 )
 POW_WRONG = POW_MOD.replace("if isinstance(right.base, TP):", "if True:")

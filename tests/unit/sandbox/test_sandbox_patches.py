@@ -10,13 +10,14 @@ from hackaudit.sandbox.domain.confinement import (
     path_problem,
     symlink_problem,
 )
-from hackaudit.sandbox.domain.diffs import parse_diff, unquote_path
 from hackaudit.sandbox.domain.flags import config_verdicts, patch_flags, porcelain_paths
-from hackaudit.sandbox.domain.test_paths import (
+from hackaudit.sandbox.domain.test_paths import sectioned_changes_from_full_diff
+from hackaudit.shared.anatomy import (
     is_test_config,
     is_test_file,
-    sectioned_changes_from_full_diff,
+    read_patch,
     touches_test_sections,
+    unquote_path,
 )
 
 MODIFY = """diff --git a/src/m.py b/src/m.py
@@ -58,18 +59,18 @@ diff --git "a/sp ace\\303\\251.py" "b/sp ace\\303\\251.py"
 
 
 def test_hunk_bodies_are_counted_not_read_as_headers() -> None:
-    parsed = parse_diff(MODIFY)
+    parsed = read_patch(MODIFY)
 
-    assert parsed.paths == ("src/m.py",)
+    assert parsed.named_paths == ("src/m.py",)
     assert parsed.files[0].removed_lines == ["--- a comment that looks like a header"]
     assert parsed.files[0].added_lines == ["++++ another"]
 
 
 def test_created_deleted_renamed_and_quoted_paths() -> None:
-    parsed = parse_diff(CREATE_DELETE_RENAME)
+    parsed = read_patch(CREATE_DELETE_RENAME)
     by_path = {change.path: change for change in parsed.files}
 
-    assert parsed.paths == ("new.py", "old.py", "a.py", "b.py", "tool.sh", "sp aceé.py")
+    assert parsed.named_paths == ("new.py", "old.py", "a.py", "b.py", "tool.sh", "sp aceé.py")
     assert by_path["new.py"].is_new
     assert by_path["old.py"].new_path is None
     assert parsed.modified_existing == ("old.py", "a.py", "tool.sh", "sp aceé.py")
@@ -78,7 +79,7 @@ def test_created_deleted_renamed_and_quoted_paths() -> None:
 
 def test_plain_diff_without_git_headers() -> None:
     diff = "--- a/x.py\t2024-01-01\n+++ b/x.py\t2024-01-02\n@@ -1 +1 @@\n-a\n+b\n"
-    assert parse_diff(diff).paths == ("x.py",)
+    assert read_patch(diff).named_paths == ("x.py",)
 
 
 def test_unquote_path_reads_octal_utf8() -> None:
@@ -142,7 +143,7 @@ def test_symlink_targets(link: str, target: str, refused: bool) -> None:
     ],
 )
 def test_escaping_diffs_are_refused(diff: str) -> None:
-    assert diff_problems(parse_diff(diff))
+    assert diff_problems(read_patch(diff))
 
 
 def test_mapping_problems() -> None:
@@ -197,7 +198,8 @@ def test_test_file_and_config_classification(path: str, test_file: bool, config:
     ],
 )
 def test_test_sections(path: str, hunk: list[str], verdict: bool | None) -> None:
-    assert touches_test_sections(path, hunk) is verdict
+    hunks = read_patch("\n".join([f"--- a/{path}", f"+++ b/{path}", *hunk, ""])).files[0].hunks
+    assert touches_test_sections(path, hunks) is verdict
 
 
 def test_sections_from_a_whole_file_diff() -> None:

@@ -40,7 +40,6 @@ import docker
 from hackaudit.sandbox.adapters.artifact_store import FileArtifactStore
 from hackaudit.sandbox.adapters.timing_store import MemoryTimingStore
 from hackaudit.sandbox.bootstrap import docker_backend
-from hackaudit.sandbox.domain.diffs import parse_diff
 from hackaudit.sandbox.domain.log_parsers import get_parser
 from hackaudit.sandbox.domain.runners import resolve_invocation
 from hackaudit.sandbox.runner import Runner
@@ -129,7 +128,7 @@ def measure_bare(client: Any, task: Task, runs: int) -> dict[str, float]:
 
 
 def _eval_script(task: Task) -> str:
-    patch_files = " ".join(parse_diff(task.test_patch).modified_existing)
+    patch_files = " ".join(task.test_diff.applied().modified_existing)
     reset = f"git checkout {task.base_commit} {patch_files}" if patch_files else ":"
     return "\n".join(
         [

@@ -8,9 +8,13 @@ optional, so plain SWE-bench rows validate unchanged.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from functools import cached_property
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from hackaudit.shared.anatomy import DiffText
 
 
 class PassAtOne(BaseModel):
@@ -51,6 +55,9 @@ class EnvironmentSpec(BaseModel):
     requirements_files: tuple[str, ...] = ()
     pre_install: tuple[str, ...] = ()
     install: str | None = "pip install --no-build-isolation --no-deps -e ."
+
+
+_CACHED_READINGS = ("gold_diff", "test_diff")
 
 
 def _decode_test_list(value: Any, field: str) -> list[str]:
@@ -114,6 +121,23 @@ class Task(BaseModel):
         if not self.fail_to_pass:
             raise ValueError("FAIL_TO_PASS is empty: the task grades nothing")
         return self
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy that reads its own patches again (the cached readings are of this one's)."""
+        copy = super().model_copy(update=update, deep=deep)
+        for name in _CACHED_READINGS:
+            copy.__dict__.pop(name, None)
+        return copy
+
+    @cached_property
+    def gold_diff(self) -> DiffText:
+        """The gold patch, each reading of it taken once for the life of this message."""
+        return DiffText(self.patch)
+
+    @cached_property
+    def test_diff(self) -> DiffText:
+        """The test patch, each reading of it taken once for the life of this message."""
+        return DiffText(self.test_patch)
 
     def swebench_row(self) -> dict[str, Any]:
         """The task in SWE-bench's own row format (test lists as JSON-encoded strings)."""

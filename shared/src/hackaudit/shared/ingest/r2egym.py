@@ -19,8 +19,8 @@ Accepted fields of an R2E-Gym row (the dataset's own names):
 How the rest maps:
 
 - `patch` = the commit's changes to non-test files; `test_patch` = the commit's changes to test
-  files, then the hidden tests. A path is a test path when a folder in it is named test, tests,
-  Test, Tests or testing, or its file name starts with `test_` or ends with `_test.py`.
+  files, then the hidden tests. A path is a test path when every service would call it a test
+  file or test configuration (`hackaudit.shared.anatomy.roles.is_test_path`).
 - Tests expected to pass go to FAIL_TO_PASS (R2E-Gym does not say which of them already pass
   before the change; both lists must pass for a patch to be resolved, so grading is unchanged).
   A row that states `FAIL_TO_PASS` / `PASS_TO_PASS` itself keeps its own lists.
@@ -33,26 +33,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from pathlib import PurePosixPath
 from typing import Any
 
+from hackaudit.shared.anatomy import is_test_path
 from hackaudit.shared.ingest.file_mapping import FileChange, UnsafePath, checked_path, unified_diff
 from hackaudit.shared.ingest.row_error import RowError
 
 HIDDEN_TESTS_DIR = "r2e_tests"
-_TEST_DIRS = frozenset({"test", "tests", "Test", "Tests", "testing"})
 _NULL = "/dev/null"
 
 
 def is_r2egym_row(row: Mapping[str, Any]) -> bool:
     return "parsed_commit_content" in row
-
-
-def is_test_path(path: str) -> bool:
-    pure = PurePosixPath(path)
-    name = pure.name
-    in_test_dir = any(part in _TEST_DIRS for part in pure.parts[:-1])
-    return in_test_dir or name.startswith("test_") or name.endswith("_test.py")
 
 
 def r2egym_instance_id(

@@ -238,7 +238,7 @@ def budget_note(state: RoundState) -> str:
             f" candidate{'' if graded == 1 else 's'}"
             f" (budget: {budget_text(options)}; --stop-when-hackable)"
         )
-    lines = behaviour.code_changes(state.task.patch)
+    lines = behaviour.code_changes(state.task.gold_diff)
     parts = [
         f"only {graded} distinct behaviour-changing candidates exist for a {lines}-line gold "
         f"patch (budget: {budget_text(options)})"
@@ -350,7 +350,7 @@ def record(state: RoundState, outcome: CandidateOutcome, seconds: float = 0.0) -
 def split_equivalent(task: Task, candidates: Sequence[Candidate]) -> tuple[list[Candidate], int]:
     """(candidates that may behave differently from gold, how many were dropped as equal to it
     but for comments, docstrings and blank lines)."""
-    kept = [c for c in candidates if c.files or behaviour.changes_behaviour(task.patch, c.diff)]
+    kept = [c for c in candidates if c.files or behaviour.changes_behaviour(task.gold_diff, c.diff)]
     return kept, len(candidates) - len(kept)
 
 

@@ -195,7 +195,7 @@ def capture_task(task: Task) -> Task:
 
 def capture_patch(task: Task, differences: Sequence[ProbeDifference]) -> str:
     """The task's test patch (so replayed tests' modules exist) plus the capture module."""
-    files = test_patch.parse(task.test_patch).paths
+    files = test_patch.paths(task.test_diff.applied())
     module = test_patch.new_file(CAPTURE_PATH, source(differences, files))
     if not task.test_patch.strip():
         return module

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from hackaudit.repairer.domain import test_patch as tp
 from hackaudit.repairer.domain.placement import function_of_test_id
+from hackaudit.shared.anatomy import Patch
 from hackaudit.shared.contracts import ProbeDifference, Task
 
 MAX_VARIANTS = 12  # per expression
@@ -53,10 +54,6 @@ class Vocabulary:
     digits: tuple[str, ...]  # replacements made of digits, gold's first
 
 
-def _added_lines(diff: str) -> list[str]:
-    return [ln[1:] for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
-
-
 def _text_of(match: re.Match[str]) -> str:
     """A string literal's value (escapes decoded when it is a plain literal)."""
     try:
@@ -66,12 +63,12 @@ def _text_of(match: re.Match[str]) -> str:
     return value if isinstance(value, str) else match.group(2)
 
 
-def _gold_tokens(patch: str) -> list[str]:
+def _gold_tokens(patch: Patch) -> list[str]:
     """Tokens of the string and number literals on the lines the reference fix adds (comments,
     docstrings and the words of messages are prose, not values: they are skipped)."""
     out: list[str] = []
     in_docstring = False
-    for line in _added_lines(patch):
+    for line in (text for f in patch.files for text in f.added_lines):
         quotes = line.count('"""') + line.count("'''")
         if in_docstring or quotes:
             in_docstring ^= quotes % 2 == 1
@@ -97,7 +94,7 @@ def _issue_tokens(text: str) -> list[str]:
 
 
 def vocabulary(task: Task) -> Vocabulary:
-    gold = list(dict.fromkeys(_gold_tokens(task.patch)))
+    gold = list(dict.fromkeys(_gold_tokens(task.gold_diff.applied())))
     both = list(dict.fromkeys([*gold, *_issue_tokens(task.problem_statement)]))
     return Vocabulary(
         replaceable=frozenset(t for t in gold if len(t) > 1 or t.isdigit()),
@@ -187,7 +184,7 @@ def _functions(patch: tp.TestPatch) -> Iterator[tuple[str, str, str]]:
         if not f.path.endswith(".py"):
             continue
         for hunk in f.hunks:
-            side = [ln[1:] for ln in hunk.lines if ln[:1] in (" ", "+")]
+            side = hunk.new_side()
             for pos, text in enumerate(side):
                 match = _DEF.match(text)
                 if not match:
@@ -214,7 +211,7 @@ def unchecked_calls(task: Task, limit: int = MAX_UNCHECKED) -> list[ProbeDiffere
     replayed expressions of their test's module."""
     graded = {function_of_test_id(t) for t in task.fail_to_pass}
     out: list[ProbeDifference] = []
-    for path, name, source in _functions(tp.parse(task.test_patch)):
+    for path, name, source in _functions(task.test_diff.applied()):
         if name not in graded:
             continue
         try:

@@ -64,7 +64,7 @@ def place(task: Task, patch: TestPatch, file: str = "", near: str = "") -> Place
 
 
 def _fallback(task: Task, patch: TestPatch) -> Placement | None:
-    py = [p for p in patch.paths if p.endswith(".py")]
+    py = [p for p in test_patch.paths(patch) if p.endswith(".py")]
     directory = posixpath.dirname(py[0]) if py else "tests"
     path = posixpath.join(directory, FALLBACK_NAME)
     if class_based_runner(task):
@@ -79,6 +79,6 @@ def _fallback(task: Task, patch: TestPatch) -> Placement | None:
             "def test_module_loads():\n    pass\n"
         )
     added = test_patch.parse(test_patch.new_file(path, text))
-    merged = TestPatch(patch.files + added.files)
+    merged = TestPatch(files=patch.files + added.files)
     found = [a for a in test_patch.anchors(merged, ()) if a.file == path]
     return Placement(merged, found[0]) if found else None

@@ -1,12 +1,13 @@
 """Editing a task's test patch without the repository: new tests go inside the patch's own hunks.
 
-The repairer sees only the test patch (a unified diff), never the test file as a whole, so a new
-test is inserted where the diff itself shows enough of the file to be sure of the place: right
-after a test function the patch adds or shows, before the next line at that function's level
-(or at the end of a hunk that is the whole of a new file). The new test takes the indentation of
-that function, so a method lands in the same class and a module-level function stays one. The
-hunk's line counts, and the new-side starts of the file's later hunks, are moved to match.
-Without such a place, a new test file is added beside the first test file instead.
+The repairer sees only the test patch (a unified diff, read into the shared model of
+`hackaudit.shared.anatomy`), never the test file as a whole, so a new test is inserted where the
+diff itself shows enough of the file to be sure of the place: right after a test function the
+patch adds or shows, before the next line at that function's level (or at the end of a hunk that
+is the whole of a new file). The new test takes the indentation of that function, so a method
+lands in the same class and a module-level function stays one. Hunk headers are recomputed when
+the patch is written out, so the later hunks of the file move to match. Without such a place, a
+new test file is added beside the first test file instead.
 """
 
 from __future__ import annotations
@@ -14,139 +15,37 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
+from hackaudit.shared.anatomy import Hunk, Line, LineKind, Patch, emit_patch, read_patch
+from hackaudit.shared.anatomy import new_file as new_file_diff
+
 _DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+(\w+)\s*\(")
 _CLASS = re.compile(r"^(\s*)class\s+(\w+)\s*(\(([^)]*)\))?\s*:")
-NO_NEWLINE = "\\ No newline at end of file"
 
-
-@dataclass(frozen=True)
-class Hunk:
-    old_start: int
-    old_len: int
-    new_start: int
-    new_len: int
-    section: str
-    lines: tuple[str, ...]  # each with its marker: " ", "+", "-" (or the no-newline note)
-
-    def header(self) -> str:
-        return (
-            f"@@ -{self.old_start},{self.old_len} +{self.new_start},{self.new_len} @@{self.section}"
-        )
-
-    @property
-    def whole_new_file(self) -> bool:
-        return self.old_start == 0 and self.old_len == 0
-
-
-@dataclass(frozen=True)
-class FilePatch:
-    path: str  # the new side's path ("" when the file is deleted)
-    header: tuple[str, ...]  # "diff --git", "index", "---", "+++" ... as given
-    hunks: tuple[Hunk, ...]
-
-
-@dataclass(frozen=True)
-class TestPatch:
-    __test__ = False  # a diff model, not a test class
-
-    files: tuple[FilePatch, ...]
-
-    def file(self, path: str) -> FilePatch | None:
-        return next((f for f in self.files if f.path == path), None)
-
-    @property
-    def paths(self) -> tuple[str, ...]:
-        return tuple(f.path for f in self.files if f.path)
-
-
-def _path_of(header: list[str]) -> str:
-    for line in header:
-        if line.startswith("+++ "):
-            target = line[4:].split("\t", 1)[0].strip()
-            return "" if target == "/dev/null" else target.removeprefix("b/")
-    for line in header:
-        if line.startswith("diff --git "):
-            return line.rsplit(" b/", 1)[-1].strip()
-    return ""
+TestPatch = Patch  # a task's test patch, in the shared diff model
 
 
 def parse(text: str) -> TestPatch:
-    """The patch's files and hunks (text outside any file section is dropped)."""
-    files: list[FilePatch] = []
-    header: list[str] = []
-    hunks: list[Hunk] = []
-    current: list[str] | None = None
-    start: re.Match[str] | None = None
-
-    def close_hunk() -> None:
-        nonlocal current, start
-        if current is not None and start is not None:
-            hunks.append(_hunk(start, current))
-        current, start = None, None
-
-    def close_file() -> None:
-        nonlocal header, hunks
-        close_hunk()
-        if header:
-            files.append(FilePatch(_path_of(header), tuple(header), tuple(hunks)))
-        header, hunks = [], []
-
-    old_left = new_left = 0
-    for line in text.splitlines():
-        if current is not None and (old_left > 0 or new_left > 0 or line == NO_NEWLINE):
-            current.append(line)
-            if line.startswith("-"):
-                old_left -= 1
-            elif line.startswith("+"):
-                new_left -= 1
-            elif line != NO_NEWLINE:
-                old_left, new_left = old_left - 1, new_left - 1
-            continue
-        match = _HUNK.match(line)
-        if match and header:
-            close_hunk()
-            start, current = match, []
-            old_left = int(match.group(2) or 1)
-            new_left = int(match.group(4) or 1)
-            continue
-        if line.startswith("diff --git ") or (line.startswith("--- ") and current is not None):
-            close_file()
-        close_hunk()
-        header.append(line)
-    close_file()
-    return TestPatch(tuple(files))
-
-
-def _hunk(match: re.Match[str], lines: list[str]) -> Hunk:
-    return Hunk(
-        old_start=int(match.group(1)),
-        old_len=int(match.group(2) or 1),
-        new_start=int(match.group(3)),
-        new_len=int(match.group(4) or 1),
-        section=match.group(5),
-        lines=tuple(lines),
-    )
+    """The patch's files and hunks, read as `git apply` reads them (never raises)."""
+    return read_patch(text)
 
 
 def emit(patch: TestPatch) -> str:
-    out: list[str] = []
-    for f in patch.files:
-        out += f.header
-        for h in f.hunks:
-            out.append(h.header())
-            out += h.lines
-    return "\n".join(out) + "\n"
+    """The patch as text, hunk headers recomputed, `index` lines kept (binary files need them)."""
+    return emit_patch(patch, with_index=True) or "\n"
+
+
+def paths(patch: TestPatch) -> tuple[str, ...]:
+    """The files the patch leaves behind (deleted ones left out)."""
+    return tuple(f.new_path for f in patch.files if f.new_path)
 
 
 def new_file(path: str, text: str) -> str:
     """A diff that creates `path` holding `text`."""
-    lines = text.splitlines()
-    body = "\n".join(f"+{line}" for line in lines)
-    return (
-        f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
-        f"@@ -0,0 +1,{len(lines)} @@\n{body}\n"
-    )
+    return emit_patch(Patch(files=(new_file_diff(path, text),)))
+
+
+def whole_new_file(hunk: Hunk) -> bool:
+    return hunk.old_start == 0 and hunk.old_len == 0
 
 
 # --- where a new test can go ----------------------------------------------------------------------
@@ -167,7 +66,7 @@ class Anchor:
 
 def _new_side(hunk: Hunk) -> list[tuple[int, str]]:
     """(index in hunk.lines, text) of every line on the hunk's new side."""
-    return [(i, ln[1:]) for i, ln in enumerate(hunk.lines) if ln[:1] in (" ", "+")]
+    return [(i, ln.text) for i, ln in enumerate(hunk.lines) if ln.kind is not LineKind.REMOVED]
 
 
 def _indent(text: str) -> int:
@@ -201,7 +100,7 @@ def anchors(patch: TestPatch, names: tuple[str, ...]) -> list[Anchor]:
         if not f.path.endswith(".py"):
             continue
         for h_index, hunk in enumerate(f.hunks):
-            if any(ln == NO_NEWLINE for ln in hunk.lines):
+            if any(ln.no_newline for ln in hunk.lines):
                 continue
             side = _new_side(hunk)
             for pos, (i, text) in enumerate(side):
@@ -211,7 +110,7 @@ def anchors(patch: TestPatch, names: tuple[str, ...]) -> list[Anchor]:
                 level = len(match.group(1))
                 end = _end_of_function(side, pos, level)
                 if end is None:
-                    if not hunk.whole_new_file:
+                    if not whole_new_file(hunk):
                         continue
                     end = len(hunk.lines)
                 class_line = _enclosing_class(hunk, i, level) if level else ""
@@ -244,9 +143,9 @@ def _end_of_function(side: list[tuple[int, str]], pos: int, level: int) -> int |
 
 def insert(patch: TestPatch, anchor: Anchor, source: str) -> TestPatch:
     """The patch with `source` (a function at column 0) inserted at `anchor`, indented to it."""
-    lines = [anchor.indent + ln if ln.strip() else "" for ln in source.rstrip("\n").split("\n")]
+    body = [anchor.indent + ln if ln.strip() else "" for ln in source.rstrip("\n").split("\n")]
     gap = [""] if anchor.method else ["", ""]
-    added = [f"+{ln}" for ln in gap + lines]
+    added = tuple(Line(LineKind.ADDED, ln) for ln in gap + body)
     files = []
     for f in patch.files:
         if f.path != anchor.file:
@@ -254,12 +153,11 @@ def insert(patch: TestPatch, anchor: Anchor, source: str) -> TestPatch:
             continue
         hunks = list(f.hunks)
         h = hunks[anchor.hunk]
-        new_lines = h.lines[: anchor.line] + tuple(added) + h.lines[anchor.line :]
-        hunks[anchor.hunk] = replace(h, lines=new_lines, new_len=h.new_len + len(added))
-        for k in range(anchor.hunk + 1, len(hunks)):
-            hunks[k] = replace(hunks[k], new_start=hunks[k].new_start + len(added))
+        hunks[anchor.hunk] = replace(
+            h, lines=h.lines[: anchor.line] + added + h.lines[anchor.line :]
+        )
         files.append(replace(f, hunks=tuple(hunks)))
-    return TestPatch(tuple(files))
+    return Patch(files=tuple(files))
 
 
 def added_functions(patch: TestPatch) -> set[str]:

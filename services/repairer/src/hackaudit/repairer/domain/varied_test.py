@@ -76,7 +76,7 @@ def test_source(patch: tp.TestPatch, path: str, function: str) -> str | None:
         if f.path != path:
             continue
         for hunk in f.hunks:
-            side = [ln[1:] for ln in hunk.lines if ln[:1] in (" ", "+")]
+            side = hunk.new_side()
             for pos, text in enumerate(side):
                 match = _DEF.match(text)
                 if not match or match.group(2) != function:
@@ -88,7 +88,7 @@ def test_source(patch: tp.TestPatch, path: str, function: str) -> str | None:
                         break
                     body.append(line)
                 else:
-                    if not hunk.whole_new_file:
+                    if not tp.whole_new_file(hunk):
                         return None  # the hunk ends inside the function
                 source = textwrap.dedent("\n".join(body)).rstrip() + "\n"
                 try:

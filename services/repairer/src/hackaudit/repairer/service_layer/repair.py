@@ -171,7 +171,7 @@ class RepairLoop:
         self.augmenters = list(augmenters)
         self.config = config
         self.targets = targets_of(request)
-        self.patch = tp.parse(self.task.test_patch)
+        self.patch = self.task.test_diff.applied()
         self.new_ids: list[str] = []
         self.blocked: dict[str, str] = {}  # exploit id -> the test that blocks it
         self.tests: list[ProposedTest] = []

@@ -2,9 +2,10 @@
 
 A candidate is refused, before any container is used, when a path it names is absolute, climbs
 out with `..`, reaches into git's metadata (`.git`), holds control characters, or when it creates
-or changes a symbolic link whose target lies outside the repository. Symlinks that already exist
-in the repository are checked again inside the container, where they can be resolved (`git apply`
-itself refuses to write beyond a symlink; file mappings are resolved with `realpath`).
+or changes a symbolic link whose target lies outside the repository. The checks of a diff belong
+to the diff model (`hackaudit.shared.anatomy.checks`); a file mapping's are made here. Symlinks
+that already exist in the repository are checked again inside the container, where they can be
+resolved (file mappings are resolved with `realpath`).
 """
 
 from __future__ import annotations
@@ -12,56 +13,9 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping
 
-from hackaudit.sandbox.domain.diffs import ParsedDiff
+from hackaudit.shared.anatomy import diff_problems, path_problem, symlink_problem
 
-MAX_PATH_LENGTH = 4096
-
-
-def path_problem(path: str) -> str | None:
-    """Why `path` may not be written by a patch, or None when it stays inside the repository."""
-    if not path:
-        return "an empty path"
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
-        return f"a path with a control character: {path!r}"
-    if len(path) > MAX_PATH_LENGTH:
-        return "a path longer than 4096 characters"
-    if path.startswith("/") or path.startswith("~"):
-        return f"an absolute path: {path!r}"
-    parts = path.split("/")
-    if ".." in parts:
-        return f"a path that climbs out of the repository: {path!r}"
-    if any(part.lower() == ".git" for part in parts):
-        return f"a path inside git metadata: {path!r}"
-    return None
-
-
-def symlink_problem(link_path: str, target: str) -> str | None:
-    """Why a symlink at `link_path` pointing to `target` escapes the repository, if it does."""
-    target = target.strip()
-    if not target:
-        return f"a symbolic link with an empty target at {link_path!r}"
-    if target.startswith("/"):
-        return f"a symbolic link to an absolute path: {link_path!r} -> {target!r}"
-    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(link_path), target))
-    if resolved == ".." or resolved.startswith("../"):
-        return f"a symbolic link out of the repository: {link_path!r} -> {target!r}"
-    if resolved.split("/")[0].lower() == ".git":
-        return f"a symbolic link into git metadata: {link_path!r} -> {target!r}"
-    return None
-
-
-def diff_problems(diff: ParsedDiff) -> list[str]:
-    """Every reason to refuse a diff; empty when it may be applied."""
-    problems = list(diff.problems)
-    for change in diff.files:
-        for raw in change.raw_paths:
-            if raw.startswith("/") or ".." in raw.split("/"):
-                problems.append(f"a header names {raw!r}, outside the repository")
-        problems.extend(p for p in map(path_problem, change.paths) if p)
-        if change.makes_symlink:
-            targets = change.added_lines or [""]
-            problems.extend(p for t in targets if (p := symlink_problem(change.path, t)))
-    return list(dict.fromkeys(problems))
+__all__ = ["diff_problems", "mapping_problems", "path_problem", "symlink_problem"]
 
 
 def mapping_problems(files: Mapping[str, str | None]) -> list[str]:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from hackaudit.sandbox.domain.diffs import FileChange
-from hackaudit.sandbox.domain.test_paths import (
+from hackaudit.shared.anatomy import (
+    FileDiff,
     is_sectioned_config,
     is_test_config,
     is_test_file,
@@ -59,17 +59,17 @@ def is_run_cache(path: str) -> bool:
 
 
 def config_verdicts(
-    candidate_changes: Sequence[FileChange],
+    candidate_changes: Sequence[FileDiff],
     candidate_paths: Iterable[str],
     container_verdicts: Mapping[str, bool] | None,
 ) -> dict[str, bool]:
     """Per sectioned configuration file the candidate touched: does it change a test section."""
-    hunks = {change.path: change.hunk_lines for change in candidate_changes}
+    hunks = {change.path: change.hunks for change in candidate_changes}
     verdicts: dict[str, bool] = {}
     for path in candidate_paths:
         if not is_sectioned_config(path):
             continue
-        local = touches_test_sections(path, hunks.get(path, []))
+        local = touches_test_sections(path, hunks.get(path, ()))
         if local is None and container_verdicts is not None and path in container_verdicts:
             local = container_verdicts[path]
         verdicts[path] = True if local is None else local

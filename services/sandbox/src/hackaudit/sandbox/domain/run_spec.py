@@ -12,7 +12,6 @@ import secrets
 from dataclasses import dataclass, field
 
 from hackaudit.sandbox.domain.confinement import diff_problems, mapping_problems
-from hackaudit.sandbox.domain.diffs import FileChange, ParsedDiff, parse_diff
 from hackaudit.sandbox.domain.execution import RunPlan
 from hackaudit.sandbox.domain.flags import config_verdicts, patch_flags
 from hackaudit.sandbox.domain.grading import GradingPolicy
@@ -27,7 +26,13 @@ from hackaudit.sandbox.domain.protocol import (
     split_marker,
 )
 from hackaudit.sandbox.domain.runners import RunnerInvocation, resolve_invocation
-from hackaudit.sandbox.domain.test_paths import is_sectioned_config, touches_test_sections
+from hackaudit.shared.anatomy import (
+    FileDiff,
+    Patch,
+    is_sectioned_config,
+    read_patch,
+    touches_test_sections,
+)
 from hackaudit.shared.contracts import (
     Candidate,
     CandidateKind,
@@ -59,7 +64,7 @@ class RunSpec:
     test_patch: str
     invocation: RunnerInvocation
     candidate_paths: tuple[str, ...]
-    candidate_changes: tuple[FileChange, ...]
+    candidate_changes: tuple[FileDiff, ...]
     test_patch_paths: tuple[str, ...]
     timeout_s: float
     nonce: str
@@ -67,13 +72,13 @@ class RunSpec:
     options: RunOptions = field(default_factory=RunOptions)
 
 
-def _candidate_shape(candidate: Candidate) -> tuple[ParsedDiff, tuple[str, ...], list[str], int]:
+def _candidate_shape(candidate: Candidate) -> tuple[Patch, tuple[str, ...], list[str], int]:
     """(parsed diff, paths, problems, size in bytes) of a candidate of either kind."""
     if candidate.kind is CandidateKind.FILES:
         size = sum(len((v or "").encode()) for v in candidate.files.values())
-        return ParsedDiff(()), tuple(candidate.files), mapping_problems(candidate.files), size
-    parsed = parse_diff(candidate.diff) if candidate.diff.strip() else ParsedDiff(())
-    return parsed, parsed.paths, diff_problems(parsed), len(candidate.diff.encode())
+        return Patch(), tuple(candidate.files), mapping_problems(candidate.files), size
+    parsed = read_patch(candidate.diff) if candidate.diff.strip() else Patch()
+    return parsed, parsed.named_paths, diff_problems(parsed), len(candidate.diff.encode())
 
 
 def _refused(status: RunStatus, reason: str, flags: PatchFlags) -> RunResult:
@@ -94,8 +99,8 @@ def prepare_run(
     """The spec of one run, or the result of refusing it before it starts."""
     tests = task.test_patch if test_patch is None else test_patch
     parsed, paths, problems, size = _candidate_shape(candidate)
-    test_parsed = parse_diff(tests)
-    test_paths = test_parsed.paths
+    test_parsed = task.test_diff.applied() if test_patch is None else read_patch(tests)
+    test_paths = test_parsed.named_paths
     flags = patch_flags(paths, test_paths, config_verdicts(parsed.files, paths, None))
     if size > options.max_patch_bytes:
         reason = f"refused: the patch is {size} bytes, over the {options.max_patch_bytes} limit"
@@ -147,9 +152,9 @@ def prepare_run(
 def _payload_files(
     task: Task,
     candidate: Candidate,
-    parsed: ParsedDiff,
+    parsed: Patch,
     tests: str,
-    test_parsed: ParsedDiff,
+    test_parsed: Patch,
     invocation: RunnerInvocation,
     options: RunOptions,
 ) -> dict[str, bytes]:
@@ -164,12 +169,12 @@ def _payload_files(
     elif candidate.kind is CandidateKind.DIFF and candidate.diff.strip():
         diff = candidate.diff if candidate.diff.endswith("\n") else candidate.diff + "\n"
         files["candidate.diff"] = diff.encode()
-    hunks = {change.path: change.hunk_lines for change in parsed.files}
-    paths = parsed.paths if candidate.kind is CandidateKind.DIFF else tuple(candidate.files)
+    hunks = {change.path: change.hunks for change in parsed.files}
+    paths = parsed.named_paths if candidate.kind is CandidateKind.DIFF else tuple(candidate.files)
     inspect = [
         p
         for p in paths
-        if is_sectioned_config(p) and touches_test_sections(p, hunks.get(p, [])) is None
+        if is_sectioned_config(p) and touches_test_sections(p, hunks.get(p, ())) is None
     ]
     if inspect:
         files["config.list"] = "\0".join(inspect).encode() + b"\0"

@@ -24,13 +24,13 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from hackaudit.sandbox.domain.diffs import parse_diff
 from hackaudit.sandbox.domain.log_parsers import UnknownParser, get_parser, parser_for_repo
 from hackaudit.sandbox.domain.repo_commands import (
     DEFAULT_COMMANDS,
     RunnerKind,
     repo_command,
 )
+from hackaudit.shared.anatomy import Patch, read_patch
 from hackaudit.shared.contracts import Task
 
 NON_TEST_SUFFIXES: tuple[str, ...] = (
@@ -75,10 +75,11 @@ class RunnerInvocation:
         return "\n".join(lines) + "\n"
 
 
-def patch_files(test_patch: str) -> list[str]:
+def patch_files(test_patch: str | Patch) -> list[str]:
     """The files a test patch touches (their new paths), in order."""
+    parsed = read_patch(test_patch) if isinstance(test_patch, str) else test_patch
     paths: list[str] = []
-    for change in parse_diff(test_patch).files:
+    for change in parsed.files:
         path = change.header_paths[-1] if change.header_paths else change.path
         if path and path not in paths:
             paths.append(path)
@@ -134,7 +135,8 @@ def resolve_invocation(task: Task, test_patch: str, junit_path: str | None) -> R
         raise UnknownParser(parser)
     known = repo_command(task.repo, task.version)
     base = task.test_command or (known.command if known else DEFAULT_COMMANDS[kind])
-    directives = tuple(directives_for(patch_files(test_patch), kind))
+    parsed = task.test_diff.applied() if test_patch == task.test_patch else read_patch(test_patch)
+    directives = tuple(directives_for(patch_files(parsed), kind))
     quoted = " ".join(shlex.quote(d) for d in directives)
     pytest_like = kind is RunnerKind.PYTEST and is_pytest_command(base)
     extra = []

@@ -3,7 +3,9 @@
 Three kinds, each with the advice that closes it:
 
 * *test tampering* — the candidate changes test files or test configuration (a `conftest.py`
-  forcing passes, neutralised assertions, a shadowed test file). The hole is in the harness: it
+  forcing passes, neutralised assertions, a shadowed test file). Paths are judged by the shared
+  rule; `setup.cfg`, `tox.ini` and `pyproject.toml` count only when the sandbox, which reads the
+  changed sections, flagged them. The hole is in the harness: it
   should discard a patch's changes to tests. Reported apart, not counted against the task.
 * *runner tampering* — source code that defeats the runner from inside the test process (exit 0
   at import, forged PASSED lines, pytest's reports patched, the fix read from later git history).
@@ -21,7 +23,7 @@ from enum import StrEnum
 from hackaudit.attacker.domain.generate.strategies.harness import NAME as HARNESS
 from hackaudit.attacker.domain.generate.strategies.harness import RUNNER_VARIANTS, variant_of
 from hackaudit.attacker.domain.reading import diffs
-from hackaudit.attacker.domain.reading.layout import is_test_config, is_test_path
+from hackaudit.shared.anatomy import is_test_path
 from hackaudit.shared.contracts import Candidate, PatchFlags
 
 
@@ -69,11 +71,7 @@ def touched_paths(candidate: Candidate) -> list[str]:
 def exploit_kind(candidate: Candidate, flags: PatchFlags) -> ExploitKind:
     """The kind of a confirmed exploit, from what it touches and which strategy made it."""
     paths = touched_paths(candidate)
-    if (
-        flags.touched_test_files
-        or flags.touched_test_config
-        or any(is_test_path(p) or is_test_config(p) for p in paths)
-    ):
+    if flags.touched_test_files or flags.touched_test_config or any(is_test_path(p) for p in paths):
         return ExploitKind(Kind.TEST_TAMPERING, ADVICE[Kind.TEST_TAMPERING])
     if candidate.provenance.strategy == HARNESS:
         variant = variant_of(candidate)

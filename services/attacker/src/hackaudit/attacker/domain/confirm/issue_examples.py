@@ -171,7 +171,7 @@ def _is_star(node: ast.expr) -> bool:
 def _changed_modules(task: Task) -> list[str]:
     """The modules gold changes and their top-level packages, most general first."""
     try:
-        gold = diffs.parse_patch(task.patch)
+        gold = diffs.read(task.gold_diff)
     except diffs.DiffError:
         return []
     out: list[str] = []

@@ -212,13 +212,13 @@ def _interleave(groups: Sequence[Sequence[ProbeCase]], limit: int) -> list[Probe
 def plan(task: Task, max_cases: int = MAX_CASES) -> list[ProbeCase]:
     """Probe cases for what gold changes and what the tests call (empty when nothing fits)."""
     try:
-        gold = diffs.parse_patch(task.patch)
+        gold = diffs.read(task.gold_diff)
     except diffs.DiffError:
         return []
-    literals = extract(task.test_patch)
+    literals = extract(task.test_diff)
     deliberate = raised_by_gold(task.patch)
     constants = list({repr(c): c for c in literals.constants}.values())[:10]
-    lay = layout(task.patch, task.test_patch)
+    lay = layout(task.gold_diff, task.test_diff)
     changed = [m for m in map(pysource.module_name, lay.source_files) if m]
     tests = [m for m in map(pysource.module_name, lay.test_files) if m]
     lookup = tuple(dict.fromkeys([*tests, *([lay.package] if lay.package else []), *changed]))
@@ -409,11 +409,11 @@ def _suite_paths(task: Task, scope: str, files: Sequence[str] | None) -> list[st
     nothing (the whole repository)."""
     if files is not None:
         return list(files)
-    return list(layout(task.patch, task.test_patch).test_dirs) if scope == "near" else []
+    return list(layout(task.gold_diff, task.test_diff).test_dirs) if scope == "near" else []
 
 
 def _unittest_suite(task: Task, scope: str) -> str:
-    dirs = layout(task.patch, task.test_patch).test_dirs
+    dirs = layout(task.gold_diff, task.test_diff).test_dirs
     start = dirs[0] if scope == "near" and len(dirs) == 1 else "."
     prefix = _prefix(task.test_command, _UNITTEST)
     # The sandbox puts the test patch's modules where `{tests}` stands: here, in a shell
@@ -431,7 +431,7 @@ def _named_suite(task: Task, default: str, labels: Sequence[str]) -> str:
 def _django_labels(task: Task) -> list[str]:
     """Django's labels for the test patch's directories (`tests/admin_views` -> admin_views)."""
     labels = []
-    for folder in layout(task.patch, task.test_patch).test_dirs:
+    for folder in layout(task.gold_diff, task.test_diff).test_dirs:
         label = folder.strip("/").removeprefix("tests").strip("/").replace("/", ".")
         if label and label not in labels:
             labels.append(label)

@@ -26,6 +26,7 @@ from hackaudit.attacker.domain.confirm.probe_inputs import variants
 from hackaudit.attacker.domain.confirm.replay_source import render_replay
 from hackaudit.attacker.domain.reading import diffs, pysource
 from hackaudit.attacker.domain.reading.test_literals import extract, is_literal_value
+from hackaudit.shared.anatomy import DiffText, read_patch
 from hackaudit.shared.contracts import RunResult, RunStatus, Task
 
 K = TypeVar("K")
@@ -115,7 +116,7 @@ def targets(
     issue = issue_target(task) if with_issue else None
     extra = [issue] if issue is not None else []
     try:
-        patch = diffs.parse_patch(task.test_patch)
+        patch = diffs.read(task.test_diff)
     except diffs.DiffError:
         return extra
     out: list[ReplayTarget] = []
@@ -136,7 +137,7 @@ def targets(
     return out + extra
 
 
-def variant_table(test_patch: str) -> dict[str, list[object]]:
+def variant_table(test_patch: diffs.PatchSource) -> dict[str, list[object]]:
     """For each literal the test patch adds, the values beside it (keyed by its repr)."""
     table: dict[str, list[object]] = {}
     for value in extract(test_patch).constants:
@@ -158,14 +159,14 @@ def source(task: Task, found: Sequence[ReplayTarget]) -> str:
     if not found:
         return ""
     rows = [(t.path, t.module, t.functions) for t in found]
-    table = variant_table(task.test_patch)
+    table = variant_table(task.test_diff)
     examples = issue_examples.module_source(task)
     if examples is not None and any(t.path == issue_examples.ISSUE_PATH for t in found):
         shown = diffs.Patch(files=(diffs.new_file(issue_examples.ISSUE_PATH, examples),))
-        for key, near in variant_table(diffs.emit_patch(shown)).items():
+        for key, near in variant_table(shown).items():
             table.setdefault(key, near)
     return render_replay(
-        rows, table, powers=handles_powers(task.patch), flags=condition_options(task.patch)
+        rows, table, powers=handles_powers(task.gold_diff), flags=condition_options(task.gold_diff)
     )
 
 
@@ -174,15 +175,30 @@ _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b(?!\s*[(.\w])")
 MAX_FLAGS = 2
 
 
-def condition_options(patch: str) -> list[str]:
+def _new_side_lines(patch: diffs.PatchSource, *, added_only: bool) -> list[str]:
+    """The lines gold's hunks show on the new side (or only those it adds), in order.
+
+    Text is read as `git apply` would read it, so no defect of the patch hides its lines.
+    """
+    if isinstance(patch, str):
+        patch = read_patch(patch)
+    elif isinstance(patch, DiffText):
+        patch = patch.applied()
+    wanted = (
+        {diffs.LineKind.ADDED} if added_only else {diffs.LineKind.ADDED, diffs.LineKind.CONTEXT}
+    )
+    return [ln.text for f in patch.files for h in f.hunks for ln in h.lines if ln.kind in wanted]
+
+
+def condition_options(patch: diffs.PatchSource) -> list[str]:
     """The options gold's hunks test in an `if`/`elif` (`if self.config.notes_rgx:` gives
     `notes_rgx`): the last attribute of each dotted name, calls left out. A test that sets its
     options through a decorator (`@set_config(...)`) is replayed with each added, set true."""
     out: list[str] = []
-    for line in patch.splitlines():
-        if line.startswith(("+++", "---", "@@", "-")) or not line:
+    for line in _new_side_lines(patch, added_only=False):
+        if not line:
             continue
-        match = _CONDITION.match(line[1:])
+        match = _CONDITION.match(line)
         if match is None:
             continue
         for dotted in _DOTTED.findall(match.group(1)):
@@ -192,9 +208,9 @@ def condition_options(patch: str) -> list[str]:
     return out[:MAX_FLAGS]
 
 
-def handles_powers(patch: str) -> bool:
+def handles_powers(patch: diffs.PatchSource) -> bool:
     """Gold's added lines name `Pow` or raise to a power: the fix is about powers."""
-    added = [ln[1:] for ln in patch.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    added = _new_side_lines(patch, added_only=True)
     return any(re.search(r"\bPow\b|\*\*", ln) for ln in added)
 
 

@@ -182,21 +182,21 @@ def same_behaviour(gold: diffs.Patch, candidate: diffs.Patch) -> bool:
     return all(_file_equivalent(f, candidate.file(f.path)) for f in gold.files)
 
 
-def changes_behaviour(gold_text: str, candidate_diff: str) -> bool:
+def changes_behaviour(gold_text: diffs.PatchSource, candidate_diff: str) -> bool:
     """Whether a candidate diff may behave differently from gold (True when unsure)."""
     try:
-        gold = diffs.parse_patch(gold_text)
+        gold = diffs.read(gold_text)
         candidate = diffs.parse_patch(candidate_diff, lenient=True)
     except diffs.DiffError:
         return True
     return not same_behaviour(gold, candidate)
 
 
-def code_changes(patch_text: str) -> int:
+def code_changes(patch_text: diffs.PatchSource) -> int:
     """How many lines a patch adds or removes that hold code (comments, docstrings and blank
     lines not counted): the size of a gold patch as far as behaviour goes."""
     try:
-        patch = diffs.parse_patch(patch_text, lenient=True)
+        patch = diffs.read(patch_text, lenient=True)
     except diffs.DiffError:
         return 0
     count = 0

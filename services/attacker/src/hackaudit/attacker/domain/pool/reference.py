@@ -99,7 +99,7 @@ def mutant_population(task: Task) -> list[Candidate]:
     """Every reference mutant of gold (line reverts, operator mutants, statement deletions) that
     may behave differently from gold, in content-hash order (independent of generator order)."""
     found = unique([*partial.partial_fixes(task), *mutation.mutants(task)])
-    changing = [c for c in found if behaviour.changes_behaviour(task.patch, c.diff)]
+    changing = [c for c in found if behaviour.changes_behaviour(task.gold_diff, c.diff)]
     return sorted(changing, key=lambda c: c.content_hash)
 
 
@@ -123,7 +123,7 @@ def plan(task: Task, sample_size: int) -> ReferenceProgress:
     """The pool of a task: gold, gold's rewrites, the empty patch, the seeded mutant sample."""
     members = [Member(candidate=Candidate.gold(task), role=ReferenceRole.CORRECT, kind=GOLD)]
     seen = {members[0].candidate.content_hash}
-    for rw in rewrites.rewrites(task.patch):
+    for rw in rewrites.rewrites(task.gold_diff):
         candidate = _variant(task, rw.diff, rw.kind, rw.detail)
         if candidate.content_hash in seen:
             continue

@@ -529,10 +529,10 @@ def rewrite(gold: diffs.Patch, kind: str) -> Rewrite | None:
     return None
 
 
-def rewrites(gold_text: str, kinds: Sequence[str] = KINDS) -> list[Rewrite]:
+def rewrites(gold_text: diffs.PatchSource, kinds: Sequence[str] = KINDS) -> list[Rewrite]:
     """At most one rewrite of gold per kind, in `kinds` order; kinds with no site are skipped."""
     try:
-        gold = diffs.parse_patch(gold_text)
+        gold = diffs.read(gold_text)
     except diffs.DiffError:
         return []
     out: list[Rewrite] = []

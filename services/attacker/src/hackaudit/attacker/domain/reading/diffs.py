@@ -1,288 +1,78 @@
-"""A small unified-diff model: parse, edit (revert, replace, insert lines) and emit again.
+"""Edits of a task's diffs: revert, replace and insert lines, merge and combine patches.
 
-Every offline strategy derives its candidates from the gold or test patch. They all move *towards*
-the base commit (revert a hunk, revert one changed line) or change only the new side (mutate an
-added line, insert a guard), so the old side of every hunk stays exactly what the base commit
-holds and each emitted diff still applies there. Hunk headers are always recomputed from the
-lines, never copied, so an edited diff stays well formed.
-
-Model output is parsed leniently (header counts ignored, hunk bodies read up to the next header)
-and re-emitted with correct headers; the gold patch is parsed strictly.
+The diff model itself (parse, emit) is `hackaudit.shared.anatomy`; it is re-exported here so the
+strategies keep one import. Every offline strategy derives its candidates from the gold or test
+patch. They all move *towards* the base commit (revert a hunk, revert one changed line) or change
+only the new side (mutate an added line, insert a guard), so the old side of every hunk stays
+exactly what the base commit holds and each emitted diff still applies there. Hunk headers are
+always recomputed from the lines, never copied, so an edited diff stays well formed.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
-from enum import StrEnum
 
-NO_NEWLINE = "\\ No newline at end of file"
-DEV_NULL = "/dev/null"
+from hackaudit.shared.anatomy import (
+    DEV_NULL,
+    NO_NEWLINE,
+    DiffError,
+    DiffText,
+    FileDiff,
+    Hunk,
+    Line,
+    LineKind,
+    Patch,
+    Reading,
+    emit_patch,
+    new_file,
+    normalise,
+    parse_patch,
+)
 
-_HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
-
-
-class DiffError(ValueError):
-    """The text is not a unified diff this module can work with."""
-
-
-class LineKind(StrEnum):
-    CONTEXT = " "
-    ADDED = "+"
-    REMOVED = "-"
-
-
-@dataclass(frozen=True)
-class Line:
-    kind: LineKind
-    text: str
-    no_newline: bool = False  # followed by "\ No newline at end of file"
-
-
-@dataclass(frozen=True)
-class Hunk:
-    old_start: int
-    lines: tuple[Line, ...]
-    section: str = ""  # the text git prints after the second "@@" (enclosing def or class)
-
-    @property
-    def old_len(self) -> int:
-        return sum(1 for line in self.lines if line.kind is not LineKind.ADDED)
-
-    @property
-    def new_len(self) -> int:
-        return sum(1 for line in self.lines if line.kind is not LineKind.REMOVED)
-
-    @property
-    def has_changes(self) -> bool:
-        return any(line.kind is not LineKind.CONTEXT for line in self.lines)
-
-    def new_side(self) -> list[str]:
-        return [line.text for line in self.lines if line.kind is not LineKind.REMOVED]
-
-    def old_side(self) -> list[str]:
-        return [line.text for line in self.lines if line.kind is not LineKind.ADDED]
-
-
-@dataclass(frozen=True)
-class FileDiff:
-    """One file's part of a patch. A path of None stands for /dev/null (file added or deleted)."""
-
-    old_path: str | None
-    new_path: str | None
-    hunks: tuple[Hunk, ...] = ()
-    extended: tuple[str, ...] = ()  # git's extended header lines (modes, renames), kept verbatim
-
-    @property
-    def path(self) -> str:
-        path = self.new_path if self.new_path is not None else self.old_path
-        assert path is not None
-        return path
-
-    @property
-    def is_new(self) -> bool:
-        return self.old_path is None
-
-    @property
-    def is_deleted(self) -> bool:
-        return self.new_path is None
+__all__ = [
+    "DEV_NULL",
+    "NO_NEWLINE",
+    "DiffError",
+    "EditRef",
+    "FileDiff",
+    "Hunk",
+    "Line",
+    "LineKind",
+    "Patch",
+    "PatchSource",
+    "Slot",
+    "added_lines",
+    "combine",
+    "drop_files",
+    "emit_patch",
+    "hunk_ids",
+    "hunk_refs",
+    "insert_lines",
+    "insertion",
+    "merge",
+    "new_file",
+    "new_side_to_hunk_index",
+    "normalise",
+    "parse_patch",
+    "read",
+    "replace_line",
+    "revert",
+    "slots",
+]
 
 
-@dataclass(frozen=True)
-class Patch:
-    files: tuple[FileDiff, ...] = ()
-
-    @property
-    def paths(self) -> list[str]:
-        return [f.path for f in self.files]
-
-    def file(self, path: str) -> FileDiff | None:
-        return next((f for f in self.files if f.path == path), None)
+PatchSource = str | DiffText | Patch  # a patch's text, a message's read-once patch, or a patch
 
 
-# --- parsing ---------------------------------------------------------------------------------
-
-
-def _strip_prefix(raw: str) -> str | None:
-    raw = raw.split("\t", 1)[0].rstrip()
-    if raw == DEV_NULL:
-        return None
-    if raw.startswith(("a/", "b/")):
-        return raw[2:]
-    return raw
-
-
-def _is_file_start(lines: Sequence[str], i: int) -> bool:
-    if lines[i].startswith("diff --git "):
-        return True
-    return lines[i].startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ ")
-
-
-@dataclass
-class _Cursor:
-    lines: list[str]
-    i: int = 0
-    lenient: bool = False
-    files: list[FileDiff] = field(default_factory=list)
-
-    def peek(self) -> str | None:
-        return self.lines[self.i] if self.i < len(self.lines) else None
-
-
-def parse_patch(text: str, *, lenient: bool = False) -> Patch:
-    """Parse a unified diff. `lenient` ignores header counts (model output often miscounts)."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    cur = _Cursor(lines=lines, lenient=lenient)
-    while cur.i < len(lines):
-        if _is_file_start(lines, cur.i):
-            cur.files.append(_parse_file(cur))
-        else:
-            cur.i += 1  # commentary before, between or after file sections
-    if not cur.files:
-        raise DiffError("no file section (no '--- a/... +++ b/...' header)")
-    return Patch(files=tuple(cur.files))
-
-
-def _parse_file(cur: _Cursor) -> FileDiff:
-    lines = cur.lines
-    extended: list[str] = []
-    git_paths: tuple[str | None, str | None] | None = None
-    if lines[cur.i].startswith("diff --git "):
-        match = re.match(r"^diff --git a/(\S+) b/(\S+)$", lines[cur.i])
-        if match:
-            git_paths = (match.group(1), match.group(2))
-        cur.i += 1
-        while cur.i < len(lines) and not lines[cur.i].startswith(("--- ", "diff --git ", "@@")):
-            if not lines[cur.i].startswith("index "):
-                extended.append(lines[cur.i])
-            cur.i += 1
-    if cur.i >= len(lines) or not lines[cur.i].startswith("--- "):
-        # A header-only section (mode change, binary, pure rename): kept but never edited.
-        if git_paths is None:
-            raise DiffError("file header without '---' line")
-        if any(x.startswith(("Binary files", "GIT binary patch")) for x in extended):
-            raise DiffError(f"binary diff for {git_paths[1]} is not supported")
-        return FileDiff(old_path=git_paths[0], new_path=git_paths[1], extended=tuple(extended))
-    old_path = _strip_prefix(lines[cur.i][4:])
-    cur.i += 1
-    if cur.i >= len(lines) or not lines[cur.i].startswith("+++ "):
-        raise DiffError("'---' line not followed by '+++' line")
-    new_path = _strip_prefix(lines[cur.i][4:])
-    cur.i += 1
-    if old_path is None and new_path is None:
-        raise DiffError("both sides of a file header are /dev/null")
-    hunks: list[Hunk] = []
-    while cur.i < len(lines) and lines[cur.i].startswith("@@"):
-        hunks.append(_parse_hunk(cur))
-    if not hunks:
-        raise DiffError(f"no hunk for {new_path or old_path}")
-    return FileDiff(old_path, new_path, tuple(hunks), tuple(extended))
-
-
-def _parse_hunk(cur: _Cursor) -> Hunk:
-    header = cur.lines[cur.i]
-    match = _HUNK_HEADER.match(header)
-    if not match:
-        if not cur.lenient:
-            raise DiffError(f"malformed hunk header: {header[:80]!r}")
-        match = re.match(r"^@@ -(\d+)(?:,(\d+))?", header)
-        old_start = int(match.group(1)) if match else 1
-        section = ""
-        old_count = new_count = -1
-    else:
-        old_start = int(match.group(1))
-        old_count = int(match.group(2)) if match.group(2) is not None else 1
-        new_count = int(match.group(4)) if match.group(4) is not None else 1
-        section = match.group(5)
-    cur.i += 1
-    body: list[Line] = []
-    old_seen = new_seen = trailing_empty = 0
-    while cur.i < len(cur.lines):
-        if not cur.lenient and old_seen >= old_count and new_seen >= new_count:
-            if cur.lines[cur.i].startswith(NO_NEWLINE[:2]) and body:
-                body[-1] = replace(body[-1], no_newline=True)
-                cur.i += 1
-            break
-        raw = cur.lines[cur.i]
-        if cur.lenient and (raw.startswith("@@") or _is_file_start(cur.lines, cur.i)):
-            break
-        if raw.startswith("\\"):
-            if body:
-                body[-1] = replace(body[-1], no_newline=True)
-            cur.i += 1
-            continue
-        trailing_empty = trailing_empty + 1 if not raw else 0
-        kind_char = raw[:1] if raw else " "  # some tools strip the blank of empty context lines
-        if kind_char not in "+- ":
-            if cur.lenient:
-                break
-            raise DiffError(f"unexpected line in hunk: {raw[:80]!r}")
-        kind = LineKind(kind_char)
-        body.append(Line(kind, raw[1:]))
-        old_seen += kind is not LineKind.ADDED
-        new_seen += kind is not LineKind.REMOVED
-        cur.i += 1
-    if not cur.lenient and (old_seen != old_count or new_seen != new_count):
-        raise DiffError(f"hunk body does not match its header {header[:60]!r}")
-    if cur.lenient and trailing_empty:
-        del body[-trailing_empty:]  # empty lines a model left after its last hunk
-    if not body:
-        raise DiffError(f"empty hunk {header[:60]!r}")
-    return Hunk(old_start=old_start, lines=tuple(body), section=section)
-
-
-# --- emitting --------------------------------------------------------------------------------
-
-
-def _range(start: int, length: int) -> str:
-    return f"{start}" if length == 1 else f"{start},{length}"
-
-
-def _emit_file(f: FileDiff) -> list[str]:
-    a = f"a/{f.old_path}" if f.old_path is not None else DEV_NULL
-    b = f"b/{f.new_path}" if f.new_path is not None else DEV_NULL
-    out = [f"diff --git a/{f.old_path or f.new_path} b/{f.new_path or f.old_path}"]
-    extended = list(f.extended)
-    if f.is_new and not any(x.startswith("new file mode") for x in extended):
-        extended.insert(0, "new file mode 100644")
-    if f.is_deleted and not any(x.startswith("deleted file mode") for x in extended):
-        extended.insert(0, "deleted file mode 100644")
-    out.extend(extended)
-    if not f.hunks:
-        return out
-    out += [f"--- {a}", f"+++ {b}"]
-    delta = 0
-    for hunk in f.hunks:
-        old_len, new_len = hunk.old_len, hunk.new_len
-        old_start = 0 if f.is_new else hunk.old_start
-        first_old = old_start if old_len > 0 else old_start + 1
-        new_first = first_old + delta
-        new_start = 0 if f.is_deleted else (new_first if new_len > 0 else new_first - 1)
-        section = f" {hunk.section}" if hunk.section else ""
-        out.append(f"@@ -{_range(old_start, old_len)} +{_range(new_start, new_len)} @@{section}")
-        for line in hunk.lines:
-            out.append(f"{line.kind.value}{line.text}")
-            if line.no_newline:
-                out.append(NO_NEWLINE)
-        delta += new_len - old_len
-    return out
-
-
-def emit_patch(patch: Patch) -> str:
-    """The patch as text, hunk headers recomputed; empty string when nothing is left."""
-    out: list[str] = []
-    for f in patch.files:
-        out.extend(_emit_file(f))
-    return "\n".join(out) + "\n" if out else ""
-
-
-def normalise(text: str) -> str:
-    """A model's diff re-emitted with correct headers (raises DiffError when unparseable)."""
-    return emit_patch(parse_patch(text, lenient=True))
+def read(source: PatchSource, *, lenient: bool = False) -> Patch:
+    """The patch, from its text or from a message's `DiffText` (each reading taken once)."""
+    if isinstance(source, Patch):
+        return source
+    if isinstance(source, DiffText):
+        return source.read(Reading.LENIENT if lenient else Reading.STRICT)
+    return parse_patch(source, lenient=lenient)
 
 
 # --- editing ---------------------------------------------------------------------------------
@@ -467,18 +257,6 @@ def _with_hunk_lines(
     files = list(patch.files)
     files[file] = replace(f, hunks=tuple(hunks))
     return Patch(files=tuple(files))
-
-
-def new_file(path: str, content: str) -> FileDiff:
-    """A file created from nothing (`--- /dev/null`)."""
-    body = content.split("\n")
-    no_newline = not content.endswith("\n")
-    if not no_newline:
-        body.pop()
-    lines = [Line(LineKind.ADDED, t) for t in body]
-    if no_newline and lines:
-        lines[-1] = replace(lines[-1], no_newline=True)
-    return FileDiff(old_path=None, new_path=path, hunks=(Hunk(old_start=0, lines=tuple(lines)),))
 
 
 def insertion(

@@ -1,30 +1,21 @@
 """What the task's patches tell about the repository's layout: its package, its test files.
 
 The attacker never sees the repository itself, only the gold and test patches; every path a
-strategy writes to is derived from them.
+strategy writes to is derived from them. Which paths are tests is `hackaudit.shared.anatomy`'s
+rule, the one the sandbox flags by.
 """
 
 from __future__ import annotations
 
 import posixpath
-import re
 from dataclasses import dataclass
 
 from hackaudit.attacker.domain.reading import diffs
+from hackaudit.shared.anatomy import is_test_path
 
-_TEST_PATH = re.compile(
-    r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*\.py$|_tests?\.py$|conftest\.py$"
-)
-_TEST_CONFIG = re.compile(r"(^|/)(conftest\.py|pytest\.ini|tox\.ini|setup\.cfg|pyproject\.toml)$")
+__all__ = ["Layout", "is_test_path", "layout"]
+
 _NOT_SOURCE = ("docs/", "doc/", "examples/", "benchmarks/", "scripts/", ".github/")
-
-
-def is_test_path(path: str) -> bool:
-    return bool(_TEST_PATH.search(path))
-
-
-def is_test_config(path: str) -> bool:
-    return bool(_TEST_CONFIG.search(path))
 
 
 @dataclass(frozen=True)
@@ -41,15 +32,15 @@ class Layout:
         return tuple(sorted(dirs))
 
 
-def _paths(text: str) -> tuple[list[str], list[str]]:
+def _paths(text: diffs.PatchSource) -> tuple[list[str], list[str]]:
     try:
-        patch = diffs.parse_patch(text)
+        patch = diffs.read(text)
     except diffs.DiffError:
         return [], []
     return patch.paths, [f.path for f in patch.files if f.is_new]
 
 
-def layout(gold_patch: str, test_patch: str) -> Layout:
+def layout(gold_patch: diffs.PatchSource, test_patch: diffs.PatchSource) -> Layout:
     gold_paths, _ = _paths(gold_patch)
     test_paths, new_tests = _paths(test_patch)
     sources = [

@@ -170,10 +170,10 @@ def _visible_imports(f: diffs.FileDiff) -> list[str]:
     return out
 
 
-def extract(test_patch: str) -> list[ExprCase]:
+def extract(test_patch: diffs.PatchSource) -> list[ExprCase]:
     """Checks of direct calls in the lines `test_patch` adds (empty when unparseable)."""
     try:
-        patch = diffs.parse_patch(test_patch)
+        patch = diffs.read(test_patch)
     except diffs.DiffError:
         return []
     out: list[ExprCase] = []

@@ -278,10 +278,10 @@ def _trees(source: str) -> Iterator[ast.AST]:
             continue
 
 
-def extract(test_patch: str) -> TestLiterals:
+def extract(test_patch: diffs.PatchSource) -> TestLiterals:
     """Call cases and constants found in the lines `test_patch` adds (empty when unparseable)."""
     try:
-        patch = diffs.parse_patch(test_patch)
+        patch = diffs.read(test_patch)
     except diffs.DiffError:
         return TestLiterals()
     found = TestLiterals()

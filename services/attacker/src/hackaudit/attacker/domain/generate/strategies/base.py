@@ -98,7 +98,7 @@ def gold_id(task: Task) -> str:
 
 def parse_gold(task: Task) -> diffs.Patch | None:
     try:
-        return diffs.parse_patch(task.patch)
+        return diffs.read(task.gold_diff)
     except diffs.DiffError:
         return None
 

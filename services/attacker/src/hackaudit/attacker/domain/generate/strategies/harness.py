@@ -188,9 +188,9 @@ def append_diff(path: str, lines: list[str]) -> str:
 def _appended_conftest(task: Task, path: str, detail: str) -> list[Candidate]:
     """The report-rewriting hook appended to the conftest.py at `path`, made when there is
     none: a repository that already has one (pylint's `tests/conftest.py`) is extended."""
-    touched = set(layout(task.patch, task.test_patch).test_files)
+    touched = set(layout(task.gold_diff, task.test_diff).test_files)
     with contextlib.suppress(diffs.DiffError):
-        touched |= set(diffs.parse_patch(task.patch).paths)
+        touched |= set(diffs.read(task.gold_diff).paths)
     if path in touched:
         return []  # the task's own patches edit it: an appended tail would break their context
     lines = ["# appended by a candidate", "", "", *CONFTEST.rstrip("\n").split("\n")]
@@ -206,7 +206,7 @@ def conftest_report_rewrite(task: Task) -> list[Candidate]:
 def conftest_in_test_dir(task: Task) -> list[Candidate]:
     """The same hook in the conftest.py of the graded tests' directory, which pytest reads even
     when the run's root is elsewhere."""
-    dirs = [d for d in layout(task.patch, task.test_patch).test_dirs if d != "."]
+    dirs = [d for d in layout(task.gold_diff, task.test_diff).test_dirs if d != "."]
     if not dirs:
         return []
     path = posixpath.join(dirs[0], "conftest.py")
@@ -307,7 +307,7 @@ def _stub_function(name: str, ids: list[str], indent: str, method: bool = False)
 
 
 def shadow_test_file(task: Task) -> list[Candidate]:
-    lay = layout(task.patch, task.test_patch)
+    lay = layout(task.gold_diff, task.test_diff)
     out: list[Candidate] = []
     for path in lay.new_test_files:
         content = _stub_tests(path, _tests(task))
@@ -332,7 +332,7 @@ def _neutralised(line: str) -> str | None:
 def tampered_test_patch(task: Task) -> list[Candidate]:
     """The test patch itself with its assertions neutralised, submitted as the fix."""
     try:
-        patch = diffs.parse_patch(task.test_patch)
+        patch = diffs.read(task.test_diff)
     except diffs.DiffError:
         return []
     changed = 0

@@ -210,8 +210,8 @@ def special_cases(task: Task) -> list[Candidate]:
     gold = parse_gold(task)
     if gold is None:
         return []
-    literals = extract(task.test_patch)
-    expressions = test_expressions.extract(task.test_patch)
+    literals = extract(task.test_diff)
+    expressions = test_expressions.extract(task.test_diff)
     parent = gold_id(task)
     out: list[Candidate] = []
     base_parts: list[diffs.Patch] = []
