@@ -12,9 +12,16 @@ from hackaudit.shared.swebench_specs.apply import (
     spec_environment,
     with_spec,
 )
-from hackaudit.shared.swebench_specs.table import RepoVersionSpec, known_versions, spec_for
+from hackaudit.shared.swebench_specs.table import (
+    RepoTestCommand,
+    RepoVersionSpec,
+    known_versions,
+    spec_for,
+    repo_test_command,
+)
 
 __all__ = [
+    "RepoTestCommand",
     "RepoVersionSpec",
     "SpecNotFound",
     "known_versions",
@@ -22,5 +29,6 @@ __all__ = [
     "require_spec",
     "spec_environment",
     "spec_for",
+    "repo_test_command",
     "with_spec",
 ]
