@@ -22,7 +22,7 @@ from hackaudit.judge.app import build as build_judge
 from hackaudit.judge.bootstrap import bootstrap as bootstrap_judge
 from hackaudit.judge.service_layer.judging import Judge
 from hackaudit.judge.settings import JudgeSettings
-from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox
+from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox, added_tests
 from hackaudit.repairer.adapters.state_store import InMemoryRepairStateStore
 from hackaudit.repairer.app import build as build_repairer
 from hackaudit.repairer.service_layer.repair import run_repair
@@ -91,7 +91,7 @@ def _request(**fields: Any) -> RepairRequested:
 
 
 def sandbox_rule(request: RunRequested) -> RunResult:
-    patch = request.test_patch or ""
+    patch = added_tests(request)
     if request.purpose is RunPurpose.PROBE:
         names = {}
         for i in range(len(DIFFERENCES)):

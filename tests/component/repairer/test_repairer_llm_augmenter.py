@@ -9,7 +9,7 @@ import re
 from fake_messages_api import FakeMessagesApi, Reply
 from pydantic import SecretStr
 
-from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox
+from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox, added_tests
 from hackaudit.repairer.adapters.llm import AnthropicLLM
 from hackaudit.repairer.adapters.state_store import InMemoryRepairStateStore
 from hackaudit.repairer.service_layer.augmenters import LLMParams
@@ -61,7 +61,7 @@ def rule(request: RunRequested) -> RunResult:
     """double(3) == 6 on gold, 0 on the exploit; double(-1) is -2 everywhere."""
     tests = {"test_double (tests.test_lib.DoubleTests)": TestStatus.PASSED}
     wrong = request.candidate is not None and request.candidate.diff == "wrong"
-    for name, body in _DEF.findall(request.test_patch or ""):
+    for name, body in _DEF.findall(added_tests(request)):
         if name == "test_double":
             continue
         fails = "double(-1), 2" in body or ("double(3), 6" in body and wrong)

@@ -13,7 +13,7 @@ from pathlib import Path
 import nats
 import pytest
 
-from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox
+from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox, added_tests
 from hackaudit.repairer.app import build
 from hackaudit.repairer.settings import RepairerSettings
 from hackaudit.shared import bus, subjects
@@ -57,7 +57,7 @@ _NEW = re.compile(r"def (test_double_matches_reference_\w+)\(")
 
 
 def sandbox_rule(request: RunRequested) -> RunResult:
-    patch = request.test_patch or ""
+    patch = added_tests(request)
     if request.purpose is RunPurpose.PROBE:
         code = binascii.hexlify(
             json.dumps({"repr": "6", "str": "6", "type": "int", "module": "lib"}).encode()

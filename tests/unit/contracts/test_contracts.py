@@ -13,10 +13,10 @@ from hackaudit.shared import contracts
 from hackaudit.shared.contracts import (
     AttackCompleted,
     Candidate,
-    Capture,
     CandidateKind,
     CandidateOutcome,
     CandidateVerdict,
+    Capture,
     Grade,
     Invocation,
     Probe,
@@ -170,8 +170,14 @@ def test_json_schema_matches_snapshot(model: type[BaseModel]) -> None:
 
 
 def test_a_run_request_grades_by_default_and_keeps_its_key() -> None:
-    t = Task(instance_id="i-1", repo="o/r", base_commit="abc", patch="", test_patch="",
-             FAIL_TO_PASS=["t"])  # fmt: skip
+    t = Task(
+        instance_id="i-1",
+        repo="o/r",
+        base_commit="abc",
+        patch="",
+        test_patch="",
+        FAIL_TO_PASS=["t"],
+    )
     request = RunRequested(correlation_id="c", task=t, purpose=RunPurpose.GOLD)
     assert request.invocation == Grade()
     # the key a request without an invocation had before invocations existed
@@ -211,5 +217,5 @@ def test_an_unknown_invocation_is_refused() -> None:
                 "task": task().model_dump(by_alias=True),
                 "purpose": "probe",
                 "invocation": {"kind": "coverage"},
-            }  # fmt: skip
+            }
         )

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox
+from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox, added_tests
 from hackaudit.repairer.adapters.state_store import InMemoryRepairStateStore
 from hackaudit.repairer.domain import capture
 from hackaudit.repairer.service_layer.repair import run_repair
@@ -83,7 +83,7 @@ def world(blocks: dict[str, set[str]], harms: set[str] = frozenset()):  # type: 
     whose tests fail on correct variants. The empty patch fails every new test."""
 
     def rule(request: RunRequested):
-        patch = request.test_patch or ""
+        patch = added_tests(request)
         diff = request.candidate.diff if request.candidate else ""
         if request.purpose is RunPurpose.PROBE:
             return _capture(patch)

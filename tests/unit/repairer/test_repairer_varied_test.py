@@ -7,7 +7,7 @@ import ast
 import re
 from collections.abc import Callable
 
-from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox
+from hackaudit.repairer.adapters.fake_sandbox import ScriptedSandbox, added_tests
 from hackaudit.repairer.domain import test_patch as tp
 from hackaudit.repairer.domain import varied_test
 from hackaudit.repairer.service_layer.augmenters import Context, OfflineAugmenter, Target
@@ -238,7 +238,7 @@ def _augmenter_world() -> World:
     def rule(request: RunRequested) -> RunResult | None:
         if request.purpose is not RunPurpose.PROBE:
             return None
-        patch = request.test_patch or ""
+        patch = added_tests(request)
         if "test_hackaudit_capture" in patch:
             return RunResult(status=RunStatus.COMPLETED, tests={})  # nothing captured
         names = re.findall(r"def (test_hackaudit_ablation_\w+)\(", patch)

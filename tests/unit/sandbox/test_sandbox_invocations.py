@@ -1,4 +1,7 @@
-"""The commands the sandbox builds from a typed invocation are the ones the producers built.
+# ruff: noqa: E501  (the old commands are kept as the literal strings they were)
+"""The commands the sandbox builds from a typed invocation, per runner and invocation kind.
+
+They are the ones the producers built.
 
 Before run requests carried an invocation, the attacker and the repairer rewrote the task
 (`test_command`, `log_parser`, FAIL_TO_PASS) for each probe, capture and wider-suite run, and
@@ -15,9 +18,20 @@ from typing import Any
 
 import pytest
 
-from hackaudit.sandbox.domain.run_spec import graded_task, run_test_patch
-from hackaudit.sandbox.domain.runners import NoCommand, RunnerInvocation, command_for
-from hackaudit.shared.contracts import Capture, Grade, Invocation, Probe, Suite, Task
+from hackaudit.sandbox.domain import wider_suite
+from hackaudit.sandbox.domain.run_spec import RunOptions, graded_task, prepare_run, run_test_patch
+from hackaudit.sandbox.domain.runners import NoCommand, RunnerInvocation, command_for, runner_kind
+from hackaudit.shared.contracts import (
+    Candidate,
+    Capture,
+    Grade,
+    Invocation,
+    Probe,
+    RunResult,
+    RunStatus,
+    Suite,
+    Task,
+)
 
 JUNIT = "/tmp/r.xml"
 GOLD = (
@@ -594,3 +608,120 @@ def test_an_added_module_joins_the_test_patch_as_a_new_file() -> None:
     )
     assert run_test_patch(task, Suite(), None) == task.test_patch
     assert run_test_patch(task, Grade(), "other") == "other"
+
+
+# --- the wider suite's command, before the test patch's files are added -------------------
+
+SUITE_TASK = _task(test_patch=_diff("tests/test_core.py", "tests/test_new.py"))
+
+
+@pytest.mark.parametrize(
+    ("command", "dirs", "expected"),
+    [
+        ("pytest -rA tests/test_core.py::test_x", ("tests",), "pytest -rA tests"),
+        (
+            "python -m pytest --tb=no -p no:cacheprovider tests/test_core.py -k 'x or y'",
+            (),
+            "python -m pytest -rA --tb=no -p no:cacheprovider",
+        ),
+        (
+            "source env && pytest -rA tests/test_core.py",
+            ("tests",),
+            "source env && pytest -rA tests",
+        ),
+        (
+            "./tests/runtests.py --verbosity 2 utils_tests",
+            ("tests",),
+            "./tests/runtests.py --verbosity 2 utils_tests",
+        ),
+        ("bin/test -C --verbose", ("tests",), "bin/test -C --verbose tests"),
+        ("bin/test -C --verbose {tests} -x", (), "bin/test -C --verbose -x"),
+        ("python -m unittest -v", ("tests",), "python -m unittest discover -v -s tests -t ."),
+        ("python -m unittest -v", (), "python -m unittest discover -v -s . -t ."),
+        (None, ("tests",), "pytest -rA tests"),
+    ],
+)
+def test_the_wider_suite_widens_the_tasks_command(
+    command: str | None, dirs: tuple[str, ...], expected: str
+) -> None:
+    task = SUITE_TASK.model_copy(update={"test_command": command})
+    built = wider_suite.command(task, runner_kind(task), Suite(dirs=dirs))
+    assert built is not None and built.command == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("pytest -rA tests/test_core.py::test_x", "pytest -rA tests/test_a.py tests/b/test_c.py"),
+        ("bin/test -C --verbose", "bin/test -C --verbose tests/test_a.py tests/b/test_c.py"),
+        (
+            "tox --current-env -e py39 --",
+            "tox --current-env -e py39 -- tests/test_a.py tests/b/test_c.py",
+        ),
+        ("python -m unittest -v", None),
+        ("./tests/runtests.py --verbosity 2 utils_tests", None),
+    ],
+)
+def test_the_wider_suite_on_some_test_files_only(command: str, expected: str | None) -> None:
+    task = SUITE_TASK.model_copy(update={"test_command": command})
+    files = ("tests/test_a.py", "tests/b/test_c.py")
+    built = wider_suite.command(task, runner_kind(task), Suite(dirs=("tests",), files=files))
+    assert (built.command if built else None) == expected
+
+
+def test_a_wrapper_handing_its_arguments_to_pytest_runs_the_wider_suite_through_it() -> None:
+    task = _task(
+        repo="sphinx-doc/sphinx",
+        test_patch=_diff("tests/test_util_rst.py"),
+        test_command="tox --current-env -epy39 -v --",
+        log_parser="pytest",
+    )
+    run = command_for(task, Suite(dirs=("tests",)), task.test_patch, JUNIT)
+    assert (run.command, run.parser, run.junit_path) == (
+        "tox --current-env -epy39 -v -- tests",
+        "pytest",
+        None,
+    )
+
+
+def test_a_suite_the_runner_cannot_widen_is_refused_before_any_container() -> None:
+    task = _task(test_command="make test", log_parser="pytest", test_patch="")
+    spec = prepare_run(
+        task,
+        Candidate.gold(task),
+        run_id="r",
+        timeout_s=10,
+        options=RunOptions(),
+        invocation=Suite(),
+    )
+    assert isinstance(spec, RunResult) and spec.status is RunStatus.INFRA_ERROR
+    assert "no wider-suite command for the task's pytest runner" in spec.reason
+
+
+# --- probes: the interpreter's unittest whatever the runner ---------------------------------
+
+PROBE_RUN = 'PYTHONHASHSEED=0 "$(command -v python || command -v python3)" -m unittest -v test_hackaudit_probe'
+
+
+@pytest.mark.parametrize(
+    ("command", "parser", "repo", "expected"),
+    [
+        ("python -m pytest -rA -p no:cacheprovider", "pytest", "example/x", PROBE_RUN),
+        ("cd sub && pytest -rA", None, "example/x", "cd sub && " + PROBE_RUN),
+        ("python -m unittest -v", "unittest", "example/x", PROBE_RUN),
+        ("./tests/runtests.py --verbosity 2", "django", "example/x", PROBE_RUN),
+        (None, None, "django/django", PROBE_RUN),
+        ("bin/test -C --verbose", "sympy", "example/x", PROBE_RUN),
+        (None, None, "sympy/sympy", PROBE_RUN),
+        (None, None, "example/x", PROBE_RUN),
+        ("anything", "junit", "example/x", PROBE_RUN),
+    ],
+)
+def test_a_probe_runs_the_interpreters_unittest_whatever_the_runner(
+    command: str | None, parser: str | None, repo: str, expected: str
+) -> None:
+    task = _task(test_command=command, log_parser=parser, repo=repo, test_patch="")
+    probe = _invocation("probe", "pytest")
+    run = command_for(task, probe, run_test_patch(task, probe, None), JUNIT)
+    assert (run.command, run.parser, run.junit_path) == (expected, "unittest", None)
+    assert "pytest" not in expected.removeprefix("cd sub && ")

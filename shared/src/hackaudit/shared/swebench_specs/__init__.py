@@ -16,8 +16,8 @@ from hackaudit.shared.swebench_specs.table import (
     RepoTestCommand,
     RepoVersionSpec,
     known_versions,
-    spec_for,
     repo_test_command,
+    spec_for,
 )
 
 __all__ = [
@@ -26,9 +26,9 @@ __all__ = [
     "SpecNotFound",
     "known_versions",
     "needs_spec",
+    "repo_test_command",
     "require_spec",
     "spec_environment",
     "spec_for",
-    "repo_test_command",
     "with_spec",
 ]

@@ -3,14 +3,21 @@
 A rule is a function from the request to a `RunResult`, or None when it does not apply; the
 first rule that applies decides, and a run no rule covers is a completed run that resolves
 nothing. Every request is recorded, so tests can assert what reached the sandbox.
+
+A rule reads what a request runs from its invocation (`RunRequested.invocation`: the task's
+graded tests, a probe, a capture or the wider suite); `added_tests` gives the test text a probe
+or a capture run applies, as the sandbox would.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from hackaudit.attacker.domain.reading import diffs
 from hackaudit.shared.contracts import (
+    Capture,
     PatchFlags,
+    Probe,
     RunCompleted,
     RunPurpose,
     RunRequested,
@@ -34,6 +41,21 @@ def passed(tests: Iterable[str], flags: PatchFlags | None = None, log_tail: str 
 
 def failed(tests: dict[str, TestStatus], log_tail: str = "") -> RunResult:
     return RunResult(status=RunStatus.COMPLETED, resolved=False, tests=tests, log_tail=log_tail)
+
+
+def added_tests(request: RunRequested) -> str:
+    """The test patch a request orders (its own, else "" for the task's), and for a probe or a
+    capture the task's test patch with the module's files added as new files."""
+    if not isinstance(request.invocation, Probe | Capture):
+        return request.test_patch or ""
+    base = request.task.test_patch if request.test_patch is None else request.test_patch
+    added = _new_files(request.invocation.files)
+    return base.rstrip("\n") + "\n" + added if base.strip() else added
+
+
+def _new_files(added: dict[str, str]) -> str:
+    files = tuple(diffs.new_file(path, text) for path, text in added.items())
+    return diffs.emit_patch(diffs.Patch(files=files))
 
 
 class ScriptedSandbox:
