@@ -1,7 +1,6 @@
 # ruff: noqa: E501  (the old commands are kept as the literal strings they were)
-"""The commands the sandbox builds from a typed invocation, per runner and invocation kind.
-
-They are the ones the producers built.
+"""The commands the sandbox builds from a typed invocation, per runner and invocation kind: the
+ones the producers built.
 
 Before run requests carried an invocation, the attacker and the repairer rewrote the task
 (`test_command`, `log_parser`, FAIL_TO_PASS) for each probe, capture and wider-suite run, and
@@ -9,7 +8,8 @@ the sandbox built the command from that task. `OLD` holds, as literals, what tha
 for a few task shapes (captured from it before it was removed); every invocation must give the
 same command, parser and exported variables. The one intended difference: the producers hid the
 sandbox's test-patch directives in a trailing shell comment (`... # {tests}`), which runs
-nothing; the new commands carry no such comment.
+nothing; the new commands carry no such comment. Exported variables are compared as sets: they
+now come in the order of the SWE-bench harness's own eval commands.
 """
 
 from __future__ import annotations
