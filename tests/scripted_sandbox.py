@@ -5,14 +5,21 @@ not apply; the first rule that applies decides, and a run no rule covers is a co
 resolves nothing. Every request is recorded, so tests can assert what reached the sandbox. The
 attacker's and the repairer's tests share it: both speak to the sandbox through the one
 `hackaudit.shared.ports.SandboxPort`.
+
+A rule reads what a request runs from its invocation (`RunRequested.invocation`: the task's
+graded tests, a probe, a capture or the wider suite); `added_tests` gives the test text a probe
+or a capture run applies, built by the sandbox's own rule.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from hackaudit.sandbox.domain.run_spec import run_test_patch
 from hackaudit.shared.contracts import (
+    Capture,
     PatchFlags,
+    Probe,
     RunCompleted,
     RunPurpose,
     RunRequested,
@@ -36,6 +43,14 @@ def passed(tests: Iterable[str], flags: PatchFlags | None = None, log_tail: str 
 
 def failed(tests: dict[str, TestStatus], log_tail: str = "") -> RunResult:
     return RunResult(status=RunStatus.COMPLETED, resolved=False, tests=tests, log_tail=log_tail)
+
+
+def added_tests(request: RunRequested) -> str:
+    """The test patch a request orders (its own, else "" for the task's), and for a probe or a
+    capture the task's test patch with the module's files added as new files."""
+    if not isinstance(request.invocation, Probe | Capture):
+        return request.test_patch or ""
+    return run_test_patch(request.task, request.invocation, request.test_patch)
 
 
 class ScriptedSandbox:

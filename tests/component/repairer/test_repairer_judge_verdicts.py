@@ -49,7 +49,7 @@ from hackaudit.shared.contracts import (
 from hackaudit.shared.service import running
 from hackaudit.shared.settings import BusSettings
 from hackaudit.shared.state_store import InMemoryStateStore
-from tests.scripted_sandbox import ScriptedSandbox
+from tests.scripted_sandbox import ScriptedSandbox, added_tests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
 
@@ -92,7 +92,7 @@ def _request(**fields: Any) -> RepairRequested:
 
 
 def sandbox_rule(request: RunRequested) -> RunResult:
-    patch = request.test_patch or ""
+    patch = added_tests(request)
     if request.purpose is RunPurpose.PROBE:
         names = {}
         for i in range(len(DIFFERENCES)):

@@ -28,7 +28,7 @@ from hackaudit.shared.contracts import (
     TestStatus,
 )
 from hackaudit.shared.state_store import InMemoryStateStore
-from tests.scripted_sandbox import ScriptedSandbox
+from tests.scripted_sandbox import ScriptedSandbox, added_tests
 
 TEST_PATCH = (
     "diff --git a/tests/test_lib.py b/tests/test_lib.py\nnew file mode 100644\n"
@@ -62,7 +62,7 @@ def rule(request: RunRequested) -> RunResult:
     """double(3) == 6 on gold, 0 on the exploit; double(-1) is -2 everywhere."""
     tests = {"test_double (tests.test_lib.DoubleTests)": TestStatus.PASSED}
     wrong = request.candidate is not None and request.candidate.diff == "wrong"
-    for name, body in _DEF.findall(request.test_patch or ""):
+    for name, body in _DEF.findall(added_tests(request)):
         if name == "test_double":
             continue
         fails = "double(-1), 2" in body or ("double(3), 6" in body and wrong)

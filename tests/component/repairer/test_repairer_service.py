@@ -33,7 +33,7 @@ from hackaudit.shared.contracts import (
 )
 from hackaudit.shared.service import running
 from hackaudit.shared.settings import BusSettings
-from tests.scripted_sandbox import ScriptedSandbox
+from tests.scripted_sandbox import ScriptedSandbox, added_tests
 
 pytestmark = pytest.mark.integration
 
@@ -57,7 +57,7 @@ _NEW = re.compile(r"def (test_double_matches_reference_\w+)\(")
 
 
 def sandbox_rule(request: RunRequested) -> RunResult:
-    patch = request.test_patch or ""
+    patch = added_tests(request)
     if request.purpose is RunPurpose.PROBE:
         code = binascii.hexlify(
             json.dumps({"repr": "6", "str": "6", "type": "int", "module": "lib"}).encode()

@@ -22,13 +22,17 @@ from tinysym import (
 
 from hackaudit.attacker.domain.confirm.confirmation import ConfirmationConfig
 from hackaudit.attacker.service_layer.confirm import Confirmer
+from hackaudit.sandbox.domain.run_spec import run_test_patch
+from hackaudit.sandbox.domain.runners import RunnerInvocation, command_for
 from hackaudit.shared.contracts import (
     Candidate,
     CandidateVerdict,
+    Probe,
     Provenance,
     RunPurpose,
     RunRequested,
     RunStatus,
+    Suite,
     Task,
 )
 
@@ -67,6 +71,12 @@ def _partitions(image: tuple[str, str]) -> Task:
     return _task(image, "2", gold, tests, ["test_partitions_copies"], ["test_partitions_size"])
 
 
+def _command(request: RunRequested) -> RunnerInvocation:
+    """What the sandbox runs for a request."""
+    tests = run_test_patch(request.task, request.invocation, request.test_patch)
+    return command_for(request.task, request.invocation, tests, None)
+
+
 async def _confirm(sandbox, task: Task, candidate_diff: str) -> tuple[CandidateVerdict, str]:
     candidate = Candidate(
         instance_id=task.instance_id,
@@ -98,9 +108,9 @@ async def test_wrong_printer_fix_is_confirmed_by_an_asserted_expression(
         "`Q.positive(x)` in tinysym/tests/test_core.py::test_print_predicate: "
         "gold returns Applied:Q.positive(x), candidate returns Applied:positive(x)"
     ) in evidence
-    probe_runs = [r for r in sandbox.requests if r.purpose is RunPurpose.PROBE]
-    assert probe_runs[0].task.log_parser == "unittest"
-    assert "-m unittest -v test_hackaudit_probe" in (probe_runs[0].task.test_command or "")
+    probe_runs = [r for r in sandbox.requests if isinstance(r.invocation, Probe)]
+    run = _command(probe_runs[0])
+    assert run.parser == "unittest" and run.command.endswith("-m unittest -v test_hackaudit_probe")
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -113,9 +123,10 @@ async def test_equivalent_printer_fix_is_not_confirmed(tinysym_image, sandbox) -
     assert verdict is CandidateVerdict.UNCONFIRMED, evidence
     assert "observations of replayed tests agree with gold" in evidence
     # the wider suite ran with the task's own runner and parser
-    suite = [r for r in sandbox.requests[before:] if "bin/test" in (r.task.test_command or "")]
-    assert suite and suite[-1].task.log_parser == "sympy"
-    assert suite[-1].task.test_command == "bin/test -C --verbose tinysym/tests # {tests}"
+    suite = [r for r in sandbox.requests[before:] if isinstance(r.invocation, Suite)]
+    assert suite and suite[-1].invocation == Suite(dirs=("tinysym/tests",))
+    run = _command(suite[-1])
+    assert (run.command, run.parser) == ("bin/test -C --verbose tinysym/tests", "sympy")
     assert "wider test suite: " in evidence and "tests agree with gold" in evidence
 
 
@@ -140,7 +151,7 @@ async def test_a_fix_breaking_a_neighbouring_test_is_confirmed_by_reruns_of_its_
     assert "wider test suite: 1 of 3 tests that gold passes fail on the candidate" in evidence
     assert "test_partitions_size (FAILED)" in evidence
     assert "passed in gold's 2 reruns of 1 test files" in evidence
-    suites = [r for r in sandbox.requests[before:] if "bin/test" in (r.task.test_command or "")]
-    focused = "bin/test -C --verbose tinysym/tests/test_iterables.py # {tests}"
+    suites = [r for r in sandbox.requests[before:] if isinstance(r.invocation, Suite)]
+    focused = "bin/test -C --verbose tinysym/tests/test_iterables.py"
     # gold's and the candidate's reruns ran only the file of the broken test
-    assert [r.task.test_command for r in suites][-2:] == [focused, focused]
+    assert [_command(r).command for r in suites][-2:] == [focused, focused]

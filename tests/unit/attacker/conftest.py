@@ -2,7 +2,8 @@
 
 The repository is real (git in a temp directory) so every diff a strategy produces can be checked
 with `git apply --check` at the base commit, and `LocalSandbox` can grade candidates by actually
-applying them and running pytest — a fake sandbox in that it uses no container.
+applying them and running pytest — a fake sandbox in that it uses no container. A probe or a
+wider-suite run executes the command the sandbox builds for its invocation (`command_for`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from hackaudit.sandbox.domain.run_spec import graded_task, run_test_patch
+from hackaudit.sandbox.domain.runners import RunnerInvocation, command_for
 from hackaudit.shared.contracts import (
+    Grade,
     PatchFlags,
     RunCompleted,
     RunRequested,
@@ -28,6 +32,7 @@ from hackaudit.shared.contracts import (
     Task,
     TestStatus,
 )
+from hackaudit.shared.runners import RunnerKind
 
 BASE = {
     "pkg/__init__.py": '"""A tiny package."""\n',
@@ -234,7 +239,7 @@ class LocalSandbox:
             diff = request.candidate.diff if request.candidate else ""
             if diff.strip() and git(work, "apply", "-", stdin=diff).returncode != 0:
                 return RunResult(status=RunStatus.PATCH_FAILED, reason="candidate did not apply")
-            test_patch = request.test_patch or request.task.test_patch
+            test_patch = run_test_patch(request.task, request.invocation, request.test_patch)
             if git(work, "apply", "-", stdin=test_patch).returncode != 0:
                 return RunResult(status=RunStatus.PATCH_FAILED, reason="test patch did not apply")
             env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
@@ -242,7 +247,7 @@ class LocalSandbox:
             env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
             try:
                 done = subprocess.run(
-                    request.task.test_command or TEST_COMMAND,
+                    _command(request, test_patch).command,
                     shell=True,
                     cwd=work,
                     env=env,
@@ -253,12 +258,13 @@ class LocalSandbox:
             except subprocess.TimeoutExpired:
                 return RunResult(status=RunStatus.TIMEOUT)
         tests = {name: TestStatus(status) for status, name in _SUMMARY.findall(done.stdout)}
-        if request.task.log_parser == "unittest":
+        if _command(request, test_patch).parser == "unittest":
             tests = {
                 name: _UNITTEST_RESULTS[result]
                 for name, result in _UNITTEST_LINE.findall(done.stderr + done.stdout)
             }
-        graded = [*request.task.fail_to_pass, *request.task.pass_to_pass]
+        task = graded_task(request.task, request.invocation)
+        graded = [*task.fail_to_pass, *task.pass_to_pass]
         touched = _touched(diff)
         return RunResult(
             status=RunStatus.COMPLETED,
@@ -270,6 +276,18 @@ class LocalSandbox:
                 touched_test_files=tuple(p for p in touched if p.startswith("tests/"))
             ),
         )
+
+
+def _command(request: RunRequested, test_patch: str) -> RunnerInvocation:
+    """The command a run executes here: a graded run's is the task's own command as it stands
+    (no directives added); every other invocation's is the sandbox's."""
+    if isinstance(request.invocation, Grade):
+        command = request.task.test_command or TEST_COMMAND
+        parser = request.task.log_parser or "pytest"
+        return RunnerInvocation(
+            kind=RunnerKind.PYTEST, parser=parser, command=command, directives=()
+        )
+    return command_for(request.task, request.invocation, test_patch, None)
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,6 @@ from hackaudit.attacker.domain import orchestration as orch
 from hackaudit.attacker.domain.confirm.classification import ALWAYS_EQUAL_ADVICE, Kind, exploit_kind
 from hackaudit.attacker.domain.generate.strategies import harness
 from hackaudit.attacker.domain.orchestration import RoundState
-from hackaudit.attacker.domain.reading.runners import Runner, runner_of
 from hackaudit.attacker.service_layer.attack import AttackConfig, run_attack
 from hackaudit.cli.report import TaskReport, write_report
 from hackaudit.shared.contracts import (
@@ -231,20 +230,6 @@ async def test_an_extended_conftest_forces_passes_in_a_real_run(tiny, tmp_path) 
         )
     )
     assert done.result.resolved is True, done.result.log_tail[-2000:]
-
-
-@pytest.mark.parametrize(
-    ("update", "runner"),
-    [
-        ({"repo": "sympy/sympy", "test_command": None}, Runner.SYMPY),
-        ({"repo": "django/django", "test_command": None}, Runner.DJANGO),
-        ({"log_parser": "unittest"}, Runner.UNITTEST),
-        ({"test_command": "bin/test -C --verbose"}, Runner.SYMPY),
-        ({}, Runner.PYTEST),
-    ],
-)
-def test_runner_of(tiny, update, runner) -> None:
-    assert runner_of(tiny.task.model_copy(update=update)) is runner
 
 
 def test_pytest_only_variants_are_not_built_for_sympy_and_are_reported(tiny) -> None:

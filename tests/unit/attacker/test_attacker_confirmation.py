@@ -16,20 +16,29 @@ from hackaudit.attacker.domain.confirm.confirmation import (
     verdict,
 )
 from hackaudit.attacker.service_layer.confirm import Confirmer
+from hackaudit.sandbox.domain.run_spec import graded_task, run_test_patch
+from hackaudit.sandbox.domain.runners import command_for
 from hackaudit.shared.contracts import (
     Candidate,
     CandidateVerdict,
     PatchFlags,
+    Probe,
     Provenance,
     RunPurpose,
     RunRequested,
     RunResult,
     RunStatus,
+    Suite,
     TestStatus,
 )
 from tests.scripted_sandbox import ScriptedSandbox, failed, passed
 
 P, F = TestStatus.PASSED, TestStatus.FAILED
+
+# The probe module's always-passing test, as the sandbox grades a probe run on it.
+LOADED_TEST = (
+    "test_hackaudit_probe_loaded (test_hackaudit_probe.HackauditProbe.test_hackaudit_probe_loaded)"
+)
 
 
 def _candidate(
@@ -128,7 +137,7 @@ def scripted(
             return passed([*graded, held])
         if request.purpose is not RunPurpose.PROBE:
             return None
-        if request.test_patch:  # the probe
+        if isinstance(request.invocation, Probe):
             differs = probe_differs and not gold
             names = [
                 f"{probes.PROBE_PATH}::HackauditProbe::test_case{i}_"
@@ -136,7 +145,7 @@ def scripted(
                 + f"_returns_{i + 1 if differs and i == 1 else i}"
                 for i in range(len(cases))
             ]
-            return passed([probes.loaded_test(task), *names])
+            return passed([LOADED_TEST, *names])
         suite = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
         if gold or not suite_broken:
             return passed(suite)
@@ -177,12 +186,15 @@ async def test_probe_difference_confirms_with_the_input(tiny) -> None:
     assert (
         gold.repeats == 3 and gold.candidate is not None and gold.candidate.diff == tiny.task.patch
     )
-    assert gold.task.fail_to_pass == (probes.loaded_test(tiny.task),)
-    assert (gold.task.test_command or "").startswith("PYTHONHASHSEED=0 ")
-    assert " -m unittest -v test_hackaudit_probe " in (gold.task.test_command or "")
-    assert gold.task.log_parser == "unittest"
-    assert (gold.test_patch or "").startswith(tiny.task.test_patch.rstrip("\n"))
-    assert candidate.test_patch == gold.test_patch and "HackauditProbe" in (gold.test_patch or "")
+    probe = gold.invocation
+    assert isinstance(probe, Probe) and probe.test == probes.PROBE_PATH
+    assert gold.task == tiny.task and gold.test_patch is None  # beside the task's test patch
+    assert graded_task(gold.task, probe).fail_to_pass == (LOADED_TEST,)
+    run = command_for(gold.task, probe, run_test_patch(gold.task, probe, None), None)
+    assert run.command.startswith("PYTHONHASHSEED=0 ")
+    assert run.command.endswith(" -m unittest -v test_hackaudit_probe")
+    assert run.parser == "unittest"
+    assert candidate.invocation == probe and "HackauditProbe" in probe.files[probe.test]
     assert (
         candidate.candidate is not None and candidate.candidate.provenance.strategy == "partial_fix"
     )
@@ -231,7 +243,7 @@ async def test_wider_suite_failure_confirms(tiny) -> None:
     assert v is CandidateVerdict.EXPLOIT
     assert "wider test suite" in evidence and "tests/test_other.py::test_x (FAILED)" in evidence
     assert "passed in gold's 2 reruns of 1 test files" in evidence
-    suites = [r for r in sandbox.requests if r.purpose is RunPurpose.PROBE and not r.test_patch]
+    suites = [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
     # gold once, the candidate, then gold and the candidate again on only the file of the test
     # the candidate breaks
     assert [(r.candidate.provenance.strategy, r.repeats) for r in suites] == [
@@ -240,10 +252,17 @@ async def test_wider_suite_failure_confirms(tiny) -> None:
         ("gold", 2),
         ("partial_fix", 1),
     ]
-    suite = "python -m pytest -rA -p no:cacheprovider tests"
-    focused = f"{suite}/test_other.py"
-    assert [r.task.test_command for r in suites] == [suite, suite, focused, focused]
-    assert {r.task.log_parser for r in suites} == {"pytest"}
+    suite, focused = Suite(dirs=("tests",)), Suite(dirs=("tests",), files=("tests/test_other.py",))
+    assert [r.invocation for r in suites] == [suite, suite, focused, focused]
+    assert all(r.task == tiny.task and r.test_patch is None for r in suites)
+    commands = {
+        command_for(tiny.task, r.invocation, tiny.task.test_patch, None).command for r in suites
+    }
+    files = " tests/test_core.py tests/test_new.py"
+    assert commands == {
+        f"python -m pytest -rA -p no:cacheprovider tests{files}",
+        f"python -m pytest -rA -p no:cacheprovider tests/test_other.py{files}",
+    }
 
 
 def _suite_where_test_x_fails(task, fails):
@@ -252,7 +271,7 @@ def _suite_where_test_x_fails(task, fails):
     runs = {True: 0, False: 0}
 
     def rule(request: RunRequested) -> RunResult | None:
-        if request.purpose is not RunPurpose.PROBE or request.test_patch:
+        if not isinstance(request.invocation, Suite):
             return None
         suite = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
         gold = _is_gold(request, task)
@@ -330,8 +349,8 @@ def test_a_probe_difference_counts_only_when_every_candidate_run_shows_it() -> N
 
 
 def _suite_of_100_s(request: RunRequested) -> RunResult | None:
-    """Every run of the wider suite (a probe run without a probe patch) passes in 100 s."""
-    if request.purpose is RunPurpose.PROBE and not request.test_patch:
+    """Every run of the wider suite passes in 100 s."""
+    if isinstance(request.invocation, Suite):
         names = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
         return passed(names).model_copy(update={"duration_s": 100.0})
     return None
@@ -388,7 +407,7 @@ def _slow_suite_broken_by_the_candidate(task):
     unittest name), so only gold's repeats of the whole suite can rule out a flaky test."""
 
     def rule(request: RunRequested) -> RunResult | None:
-        if request.purpose is not RunPurpose.PROBE or request.test_patch:
+        if not isinstance(request.invocation, Suite):
             return None
         suite = ["test_clamp (tests.test_core.T)", "test_x (tests.test_other.T)"]
         result = passed(suite) if _is_gold(request, task) else failed({suite[0]: P, suite[1]: F})
@@ -417,10 +436,10 @@ def _slow_pytest_suite_broken_by_the_candidate(task):
     candidate breaks; a rerun of just that file takes 5 s."""
 
     def rule(request: RunRequested) -> RunResult | None:
-        if request.purpose is not RunPurpose.PROBE or request.test_patch:
+        if not isinstance(request.invocation, Suite):
             return None
         suite = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
-        focused = request.task.test_command.endswith("test_other.py")
+        focused = request.invocation.files == ("tests/test_other.py",)
         if focused:
             suite = suite[1:]
         result = (
@@ -455,7 +474,7 @@ async def test_reruns_of_the_broken_files_are_held_to_the_tasks_budget(
     reruns = [
         r
         for r in sandbox.requests
-        if r.purpose is RunPurpose.PROBE and r.task.test_command.endswith("test_other.py")
+        if isinstance(r.invocation, Suite) and r.invocation.files == ("tests/test_other.py",)
     ]
     if found:
         assert v is CandidateVerdict.EXPLOIT and "gold's 2 reruns of 1 test files" in evidence

@@ -143,11 +143,15 @@ def test_the_module_observes_each_example_once_and_survives_each() -> None:
     assert issue_examples.module_source(_task("Nothing to run here.\n```\n$ make\n```")) is None
 
 
-def test_the_issue_is_replayed_after_the_tests_and_shipped_in_the_probe_patch() -> None:
+def test_the_issue_is_replayed_after_the_tests_and_shipped_in_the_probe_run() -> None:
     found = replay.targets(_task())
     assert [t.path for t in found] == [TEST_FILE, issue_examples.ISSUE_PATH]
-    patch = probes.patch([], _task(), found)
-    assert f"+++ b/{issue_examples.ISSUE_PATH}" in patch
+    probe = probes.invocation([], _task(), found)
+    assert probe.test == probes.PROBE_PATH
+    assert set(probe.files) == {probes.PROBE_PATH, issue_examples.ISSUE_PATH}
+    assert probe.files[issue_examples.ISSUE_PATH] == issue_examples.module_source(_task())
+    only_tests = replay.targets(_task(), with_issue=False)
+    assert set(probes.invocation([], _task(), only_tests).files) == {probes.PROBE_PATH}
     assert replay.targets(_task(), with_issue=False)[-1].path == TEST_FILE
     assert replay.targets(_task("no examples"))[-1].path == TEST_FILE
 

@@ -45,7 +45,7 @@ async def test_offline_attack_finds_confirmed_exploits(tiny, local_sandbox) -> N
         r for r in local_sandbox.requests if r.candidate and r.candidate.diff == tiny.task.patch
     ]
     assert len(gold_runs) == len(
-        {(r.purpose, r.test_patch, r.task.test_command, r.attempt) for r in gold_runs}
+        {(r.purpose, r.test_patch, r.invocation.model_dump_json(), r.attempt) for r in gold_runs}
     )
     assert len(gold_runs) == len({r.idempotency_key for r in gold_runs})
     assert all(r.purpose in (RunPurpose.GOLD, RunPurpose.PROBE) for r in gold_runs)

@@ -220,60 +220,6 @@ def test_differences(gold, candidate, strict, differs) -> None:
     assert bool(found) is differs
 
 
-PROBE_RUN = (
-    'PYTHONHASHSEED=0 "$(command -v python || command -v python3)" '
-    "-m unittest -v test_hackaudit_probe # {tests}"
-)
-
-
-@pytest.mark.parametrize(
-    ("command", "parser", "repo", "expected"),
-    [
-        ("python -m pytest -rA -p no:cacheprovider", "pytest", "example/x", PROBE_RUN),
-        ("cd sub && pytest -rA", None, "example/x", "cd sub && " + PROBE_RUN),
-        ("python -m unittest -v", "unittest", "example/x", PROBE_RUN),
-        ("./tests/runtests.py --verbosity 2", "django", "example/x", PROBE_RUN),
-        (None, None, "django/django", PROBE_RUN),
-        ("bin/test -C --verbose", "sympy", "example/x", PROBE_RUN),
-        (None, None, "sympy/sympy", PROBE_RUN),
-        (None, None, "example/x", PROBE_RUN),
-    ],
-)
-def test_probe_command_runs_the_interpreters_unittest_whatever_the_runner(
-    tiny, command, parser, repo, expected
-) -> None:
-    task = tiny.task.model_copy(
-        update={"test_command": command, "log_parser": parser, "repo": repo}
-    )
-    assert probes.probe_command(task) == expected
-    assert "pytest" not in expected.removeprefix("cd sub && ")
-    assert probes.loaded_test(task) == (
-        "test_hackaudit_probe_loaded "
-        "(test_hackaudit_probe.HackauditProbe.test_hackaudit_probe_loaded)"
-    )
-
-
-@pytest.mark.parametrize(
-    ("command", "parser", "repo", "expected"),
-    [
-        ("python -m pytest -q", None, "example/x", "pytest"),
-        (None, None, "example/x", "pytest"),
-        ("python -m unittest -v", None, "example/x", "unittest"),
-        (None, None, "sympy/sympy", "sympy"),
-        ("bin/test -C", None, "example/x", "sympy"),
-        (None, None, "django/django", "django"),
-        ("./tests/runtests.py", None, "example/x", "django"),
-        ("anything", "sympy", "example/x", "sympy"),
-        ("anything", "junit", "example/x", None),
-    ],
-)
-def test_runner_of_a_task(tiny, command, parser, repo, expected) -> None:
-    task = tiny.task.model_copy(
-        update={"test_command": command, "log_parser": parser, "repo": repo}
-    )
-    assert probes.runner(task) == expected
-
-
 def test_a_private_helper_letting_through_what_gold_deliberately_raises_is_evidence() -> None:
     from hackaudit.attacker.domain.confirm.probes import (
         Output,
@@ -294,24 +240,3 @@ def test_a_private_helper_letting_through_what_gold_deliberately_raises_is_evide
     by_accident = {0: Output(tag="ccc", head="raises_TypeError")}
     assert [i for i, _, _ in differences([case], by_design, {0: passes})] == [0]
     assert differences([case], by_accident, {0: passes}) == []
-
-
-def test_a_wrapper_handing_its_arguments_to_pytest_runs_the_wider_suite_through_the_wrapper() -> (
-    None
-):
-    from hackaudit.attacker.domain.confirm.probes import suite_command
-    from hackaudit.shared.contracts import Task
-
-    task = Task(
-        instance_id="sphinx-doc__sphinx-1",
-        repo="sphinx-doc/sphinx",
-        base_commit="abc",
-        patch="--- a/sphinx/util/rst.py\n+++ b/sphinx/util/rst.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n",
-        test_patch=(
-            "--- a/tests/test_util_rst.py\n+++ b/tests/test_util_rst.py\n@@ -1 +1 @@\n-x\n+y\n"
-        ),
-        FAIL_TO_PASS=["tests/test_util_rst.py::test_x"],
-        test_command="tox --current-env -epy39 -v --",
-        log_parser="pytest",
-    )
-    assert suite_command(task, "near") == "tox --current-env -epy39 -v -- tests # {tests}"

@@ -1,11 +1,10 @@
-"""Suite commands, the LLM prompt and reply parsing, and the state/cache stores."""
+"""The LLM prompt and reply parsing, and the state/cache stores."""
 
 from __future__ import annotations
 
 import pytest
 
 from hackaudit.attacker.domain import orchestration as orch
-from hackaudit.attacker.domain.confirm import probes
 from hackaudit.attacker.domain.generate.strategies.base import Feedback, ProposalContext
 from hackaudit.attacker.domain.generate.strategies.llm import (
     LLMParams,
@@ -25,79 +24,6 @@ from hackaudit.shared.contracts import (
     RunStatus,
 )
 from hackaudit.shared.state_store import JsonFileStateStore
-
-
-@pytest.mark.parametrize(
-    ("command", "scope", "expected"),
-    [
-        ("pytest -rA tests/test_core.py::test_x", "near", "pytest -rA tests"),
-        (
-            "python -m pytest --tb=no -p no:cacheprovider tests/test_core.py -k 'x or y'",
-            "full",
-            "python -m pytest -rA --tb=no -p no:cacheprovider",
-        ),
-        ("source env && pytest -rA tests/test_core.py", "near", "source env && pytest -rA tests"),
-        (
-            "./tests/runtests.py --verbosity 2 utils_tests",
-            "near",
-            "./tests/runtests.py --verbosity 2 utils_tests # {tests}",
-        ),
-        ("bin/test -C --verbose", "near", "bin/test -C --verbose tests # {tests}"),
-        ("bin/test -C --verbose {tests} -x", "full", "bin/test -C --verbose -x # {tests}"),
-        (
-            "python -m unittest -v",
-            "near",
-            "python -m unittest discover -v -s tests -t . # {tests}",
-        ),
-        ("python -m unittest -v", "full", "python -m unittest discover -v -s . -t . # {tests}"),
-        (None, "near", "pytest -rA tests"),
-    ],
-)
-def test_suite_command(tiny, command, scope, expected) -> None:
-    task = tiny.task.model_copy(update={"test_command": command})
-    assert probes.suite_command(task, scope) == expected
-
-
-@pytest.mark.parametrize(
-    ("command", "expected"),
-    [
-        ("pytest -rA tests/test_core.py::test_x", "pytest -rA tests/test_a.py tests/b/test_c.py"),
-        (
-            "bin/test -C --verbose",
-            "bin/test -C --verbose tests/test_a.py tests/b/test_c.py # {tests}",
-        ),
-        (
-            "tox --current-env -e py39 --",
-            "tox --current-env -e py39 -- tests/test_a.py tests/b/test_c.py # {tests}",
-        ),
-        ("python -m unittest -v", None),
-        ("./tests/runtests.py --verbosity 2 utils_tests", None),
-    ],
-)
-def test_the_suite_command_on_some_test_files_only(tiny, command, expected) -> None:
-    task = tiny.task.model_copy(update={"test_command": command})
-    assert probes.suite_command(task, "near", ["tests/test_a.py", "tests/b/test_c.py"]) == expected
-
-
-def test_the_files_of_failed_tests_come_from_their_names_or_the_runners_headers() -> None:
-    pytest_names = ["tests/test_a.py::test_x", "tests/test_a.py::T::test_y[1]", "t/test_b.py::z"]
-    assert probes.files_of_tests(pytest_names, []) == ["tests/test_a.py", "t/test_b.py"]
-    # sympy's runner reports `test_sympify2 F`, and its traceback header names the file
-    reported = [
-        "test_sympify2",
-        "sympy/core/tests/test_sympify.py:test_sympify2",
-        "test_issue_1",
-        "sympy/core/tests/test_expr.py:test_issue_1",
-        "sympy/core/tests/test_basic.py:test_issue_1",
-    ]
-    assert probes.files_of_tests(["test_sympify2", "test_issue_1"], reported) == [
-        "sympy/core/tests/test_sympify.py",
-        "sympy/core/tests/test_expr.py",
-        "sympy/core/tests/test_basic.py",
-    ]
-    # a failure reported without its file, or a unittest name: no file is known
-    assert probes.files_of_tests(["test_sympify2", "test_gone"], reported) is None
-    assert probes.files_of_tests(["test_x (tests.test_a.T)"], []) is None
 
 
 def _feedback() -> tuple[Feedback, ...]:

@@ -16,11 +16,16 @@ from hackaudit.shared.contracts import (
     CandidateKind,
     CandidateOutcome,
     CandidateVerdict,
+    Capture,
+    Grade,
+    Invocation,
+    Probe,
     RunCompleted,
     RunPurpose,
     RunRequested,
     RunResult,
     RunStatus,
+    Suite,
     Task,
     TaskIngested,
     TestStatus,
@@ -162,3 +167,55 @@ def test_json_schema_matches_snapshot(model: type[BaseModel]) -> None:
         path.write_text(schema)
     assert path.exists(), f"no snapshot for {model.__name__}: run with HACKAUDIT_UPDATE_SNAPSHOTS=1"
     assert path.read_text() == schema
+
+
+def test_a_run_request_grades_by_default_and_keeps_its_key() -> None:
+    t = Task(
+        instance_id="i-1",
+        repo="o/r",
+        base_commit="abc",
+        patch="",
+        test_patch="",
+        FAIL_TO_PASS=["t"],
+    )
+    request = RunRequested(correlation_id="c", task=t, purpose=RunPurpose.GOLD)
+    assert request.invocation == Grade()
+    # the key a request without an invocation had before invocations existed
+    assert request.idempotency_key == "RunRequested:a04eba0f63e3becfb770469e7692a61b"
+    stored = json.loads(request.model_dump_json())
+    del stored["invocation"]
+    assert RunRequested.model_validate(stored).invocation == Grade()
+
+
+@pytest.mark.parametrize(
+    "invocation",
+    [
+        Probe(files={"test_p.py": "x = 1\n", "m.py": ""}, test="test_p.py", loaded="C.t"),
+        Capture(files={"test_c.py": "y = 2\n"}, test="test_c.py", loaded="C.t"),
+        Suite(dirs=("tests", "tests/sub")),
+        Suite(files=("tests/test_a.py",)),
+    ],
+    ids=lambda i: i.kind,
+)
+def test_an_invocation_travels_typed_and_keys_the_request(invocation: Invocation) -> None:
+    t = task()
+    request = RunRequested(
+        correlation_id="c", task=t, purpose=RunPurpose.PROBE, invocation=invocation
+    )
+    back = RunRequested.model_validate_json(request.model_dump_json())
+    assert back.invocation == invocation
+    assert type(back.invocation) is type(invocation)
+    graded = RunRequested(correlation_id="c", task=t, purpose=RunPurpose.PROBE)
+    assert request.idempotency_key != graded.idempotency_key
+
+
+def test_an_unknown_invocation_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        RunRequested.model_validate(
+            {
+                "correlation_id": "c",
+                "task": task().model_dump(by_alias=True),
+                "purpose": "probe",
+                "invocation": {"kind": "coverage"},
+            }
+        )

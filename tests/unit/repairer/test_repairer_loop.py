@@ -28,7 +28,7 @@ from hackaudit.shared.contracts import (
     TestStatus,
 )
 from hackaudit.shared.state_store import InMemoryStateStore
-from tests.scripted_sandbox import ScriptedSandbox
+from tests.scripted_sandbox import ScriptedSandbox, added_tests
 
 from .conftest import example_task
 
@@ -84,7 +84,7 @@ def world(blocks: dict[str, set[str]], harms: set[str] = frozenset()):  # type: 
     whose tests fail on correct variants. The empty patch fails every new test."""
 
     def rule(request: RunRequested):
-        patch = request.test_patch or ""
+        patch = added_tests(request)
         diff = request.candidate.diff if request.candidate else ""
         if request.purpose is RunPurpose.PROBE:
             return _capture(patch)

@@ -18,6 +18,7 @@ from hackaudit.shared.contracts import (
     Candidate,
     CandidateOutcome,
     CandidateVerdict,
+    Capture,
     GateReason,
     ProbeDifference,
     Provenance,
@@ -29,7 +30,7 @@ from hackaudit.shared.contracts import (
     TestStatus,
 )
 from hackaudit.shared.state_store import InMemoryStateStore
-from tests.scripted_sandbox import ScriptedSandbox
+from tests.scripted_sandbox import ScriptedSandbox, added_tests
 
 from .conftest import example_task
 
@@ -122,7 +123,7 @@ def _world(harm: str = "", blocking: str = ""):  # type: ignore[no-untyped-def]
     containing `harm`."""
 
     def rule(request: RunRequested) -> RunResult:
-        patch = request.test_patch or ""
+        patch = added_tests(request)
         if request.purpose is RunPurpose.PROBE:
             return _capture(patch)
         tests = _tests_of(patch)
@@ -162,8 +163,9 @@ async def test_the_first_test_asserts_gold_beside_the_exact_input_too() -> None:
     assert "assert repr(normalize('https://example.com:80/a')) == " in test.source
     assert "assert repr(normalize('http://example.com:0080/a')) == " in test.source
     assert test.source.count("from urlnorm import normalize") == 1
-    capture_patch = next(r for r in sandbox.requests if r.purpose is RunPurpose.PROBE).test_patch
-    assert capture_patch is not None and "https://example.com:80/a" in capture_patch
+    capture = next(r for r in sandbox.requests if r.purpose is RunPurpose.PROBE)
+    assert isinstance(capture.invocation, Capture) and capture.test_patch is None
+    assert "https://example.com:80/a" in capture.invocation.files[capture.invocation.test]
 
 
 async def test_a_widened_test_that_harms_a_correct_variant_falls_back_to_the_exact_input() -> None:

@@ -22,7 +22,7 @@ from hackaudit.shared.contracts import (
     RunStatus,
     TestStatus,
 )
-from tests.scripted_sandbox import ScriptedSandbox
+from tests.scripted_sandbox import ScriptedSandbox, added_tests
 
 from .conftest import example_task
 
@@ -238,7 +238,7 @@ def _augmenter_world() -> World:
     def rule(request: RunRequested) -> RunResult | None:
         if request.purpose is not RunPurpose.PROBE:
             return None
-        patch = request.test_patch or ""
+        patch = added_tests(request)
         if "test_hackaudit_capture" in patch:
             return RunResult(status=RunStatus.COMPLETED, tests={})  # nothing captured
         names = re.findall(r"def (test_hackaudit_ablation_\w+)\(", patch)

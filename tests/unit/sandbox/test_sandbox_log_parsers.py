@@ -11,13 +11,13 @@ from hackaudit.sandbox.domain.log_parsers import (
     UnknownParser,
     get_parser,
     parse_log,
-    parser_for_repo,
 )
 from hackaudit.sandbox.domain.log_parsers.django import parse_django
 from hackaudit.sandbox.domain.log_parsers.pytest import parse_pytest
 from hackaudit.sandbox.domain.log_parsers.sympy import parse_sympy
 from hackaudit.sandbox.domain.log_parsers.unittest import parse_unittest
 from hackaudit.shared.contracts import TestStatus
+from hackaudit.shared.runners import runner_for_repo
 
 P, F, E, S, X = (
     TestStatus.PASSED,
@@ -295,7 +295,8 @@ def test_sympy_parser_ignores_the_timing_section() -> None:
     ],
 )
 def test_repository_parser_mapping(repo: str, parser: str) -> None:
-    assert parser_for_repo(repo) == parser
+    assert runner_for_repo(repo).value == parser
+    assert parser in PARSERS
 
 
 def test_registry_names_every_parser() -> None:

@@ -6,10 +6,10 @@ import pytest
 
 from hackaudit.sandbox.domain.grading import GradingPolicy, grade
 from hackaudit.sandbox.domain.log_parsers import UnknownParser
-from hackaudit.sandbox.domain.repo_commands import RunnerKind
 from hackaudit.sandbox.domain.runners import directives_for, patch_files, resolve_invocation
 from hackaudit.sandbox.domain.timeouts import TimeoutPolicy
 from hackaudit.shared.contracts import Task, TestStatus
+from hackaudit.shared.runners import RunnerKind
 
 P, F, E, S, X = (
     TestStatus.PASSED,

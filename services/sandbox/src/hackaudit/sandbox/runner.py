@@ -1,6 +1,8 @@
 """The sandbox's service layer: serves a `RunRequested` with one or more graded runs.
 
-Modes, by the request's purpose:
+What runs is the request's invocation (`RunRequested.invocation`: the task's graded tests, a
+probe, a capture or the wider suite; the domain's `command_for` turns it into a command line and
+a log parser). Modes, by the request's purpose:
 
 - `candidate` / `probe`: the request's candidate, once (or `repeats` times).
 - `gold` / `empty` / `reference`: reference runs — the gold patch, the empty patch, or a given
@@ -31,12 +33,14 @@ import structlog
 from hackaudit.sandbox.adapters.ports import ArtifactStore, ContainerBackend, TimingStore
 from hackaudit.sandbox.domain.outcome import interpret
 from hackaudit.sandbox.domain.repeats import is_flaky
-from hackaudit.sandbox.domain.run_spec import RunOptions, RunSpec, prepare_run
+from hackaudit.sandbox.domain.run_spec import RunOptions, RunSpec, graded_task, prepare_run
 from hackaudit.sandbox.domain.timeouts import TimeoutPolicy
 from hackaudit.sandbox.errors import ContainerFailed, ImageMissing, InvalidRunRequest
 from hackaudit.sandbox.task_images import NoImage, TaskImages
 from hackaudit.shared.contracts import (
     Candidate,
+    Grade,
+    Invocation,
     RunCompleted,
     RunPurpose,
     RunRequested,
@@ -122,6 +126,7 @@ class Runner:
                     timeout_s=timeout_s,
                     artifact_key=f"{request.task.instance_id}/{request.purpose.value}/{key}-{i}.log",
                     purpose=request.purpose,
+                    invocation=request.invocation,
                 )
                 for i in range(repeats)
             )
@@ -132,7 +137,8 @@ class Runner:
     def _completed(
         self, request: RunRequested, candidate: Candidate, results: list[RunResult]
     ) -> RunCompleted:
-        graded = (*request.task.fail_to_pass, *request.task.pass_to_pass)
+        task = graded_task(request.task, request.invocation)
+        graded = (*task.fail_to_pass, *task.pass_to_pass)
         return RunCompleted(
             correlation_id=request.correlation_id,
             instance_id=request.task.instance_id,
@@ -147,7 +153,7 @@ class Runner:
     def _keep_timings(
         self, request: RunRequested, candidate: Candidate, results: list[RunResult]
     ) -> None:
-        if request.test_patch is not None:
+        if request.test_patch is not None or not isinstance(request.invocation, Grade):
             return
         kind = {RunPurpose.GOLD: GOLD, RunPurpose.EMPTY: EMPTY}.get(request.purpose)
         if request.purpose is RunPurpose.REFERENCE and candidate.diff == request.task.patch:
@@ -169,6 +175,7 @@ class Runner:
         timeout_s: float | None = None,
         artifact_key: str | None = None,
         purpose: RunPurpose = RunPurpose.CANDIDATE,
+        invocation: Invocation | None = None,
     ) -> RunResult:
         """Run and grade one patch on one task; every expected outcome is a `RunResult`."""
         run_id = secrets.token_hex(6)
@@ -182,6 +189,7 @@ class Runner:
             timeout_s=timeout,
             options=self.options,
             want_baseline=image not in self._baselines,
+            invocation=invocation,
         )
         key = artifact_key or f"{task.instance_id}/{purpose.value}/{run_id}.log"
         if isinstance(spec, RunResult):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -232,8 +232,63 @@ class PatchFlags(BaseModel):
     files_outside_diff: tuple[str, ...] = ()
 
 
+class Grade(BaseModel):
+    """Run the task's own graded tests (its test patch, or `RunRequested.test_patch`) the way
+    its verifier runs them, and grade FAIL_TO_PASS / PASS_TO_PASS. The default invocation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["grade"] = "grade"
+
+
+class _AddedModule(BaseModel):
+    """A test module added to the repository beside the test patch and run on its own."""
+
+    model_config = ConfigDict(frozen=True)
+
+    # path -> text of every file added (the module run, and any module it imports)
+    files: dict[str, str]
+    test: str  # the path (among `files`) of the module that is run
+    # "Class.method": a test of that module that passes whenever the module loads; the run is
+    # resolved when it passed.
+    loaded: str
+
+
+class Probe(_AddedModule):
+    """A differential probe: the attacker's probe module, run by the image's interpreter
+    whatever the task's runner, with hash randomisation off."""
+
+    kind: Literal["probe"] = "probe"
+
+
+class Capture(_AddedModule):
+    """The repairer's capture of gold's outcomes: its module, run by the image's interpreter
+    whatever the task's runner."""
+
+    kind: Literal["capture"] = "capture"
+
+
+class Suite(BaseModel):
+    """The task's wider test suite, run by the task's own runner and read by its parser: the
+    test directories in `dirs` (none: the whole repository), or only the test files in `files`
+    (a rerun; only for runners that take test files, see `hackaudit.shared.runners`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["suite"] = "suite"
+    dirs: tuple[str, ...] = ()
+    files: tuple[str, ...] | None = None
+
+
+# What a run request runs. A union that grows: a new kind is a new member with its own `kind`
+# (a consumer that predates it refuses such a request instead of running something else).
+Invocation = Annotated[Grade | Probe | Capture | Suite, Field(discriminator="kind")]
+
+
 class RunRequested(Message):
-    """Order to grade one patch on one task. `test_patch` overrides the task's own (gold gate)."""
+    """Order to run one patch on one task. What runs is `invocation` (the task's graded tests
+    by default); `test_patch` overrides the task's own (gold gate). The sandbox alone turns an
+    invocation into a command line and a log parser."""
 
     task: Task
     purpose: RunPurpose
@@ -244,6 +299,14 @@ class RunRequested(Message):
     requested_by: str = ""
     # Raised to run the same request again: a new attempt is a new idempotency key.
     attempt: int = Field(default=0, ge=0)
+    invocation: Invocation = Field(default_factory=Grade)
+
+    def _key_material(self) -> dict[str, Any]:
+        # A grade run keeps the key it had before invocations existed.
+        material = super()._key_material()
+        if isinstance(self.invocation, Grade):
+            material.pop("invocation", None)
+        return material
 
 
 class RunResult(BaseModel):

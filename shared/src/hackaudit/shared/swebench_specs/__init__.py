@@ -12,13 +12,21 @@ from hackaudit.shared.swebench_specs.apply import (
     spec_environment,
     with_spec,
 )
-from hackaudit.shared.swebench_specs.table import RepoVersionSpec, known_versions, spec_for
+from hackaudit.shared.swebench_specs.table import (
+    RepoTestCommand,
+    RepoVersionSpec,
+    known_versions,
+    repo_test_command,
+    spec_for,
+)
 
 __all__ = [
+    "RepoTestCommand",
     "RepoVersionSpec",
     "SpecNotFound",
     "known_versions",
     "needs_spec",
+    "repo_test_command",
     "require_spec",
     "spec_environment",
     "spec_for",

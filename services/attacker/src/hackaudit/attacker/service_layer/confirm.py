@@ -4,8 +4,10 @@ The rules are in `domain.confirmation`; this module orders the sandbox runs they
 side of every check runs once per task (repeated, to rule out flaky tests) and is kept in the
 round state, so neither a second exploit nor a restart pays for it again. Checks stop at the
 first evidence found, cheapest first: construction, held-back tests, probes, wider suite.
-Probes run under the image's own interpreter whatever the task's runner; the wider suite runs with
-the task's runner and parser, within a budget sized from gold's graded run.
+Each run says what it runs as a typed invocation (`Probe`, `Suite`); how it is run — the
+interpreter for probes whatever the task's runner, the task's runner and parser for the wider
+suite — is the sandbox's business. The wider suite runs within a budget sized from gold's graded
+run.
 """
 
 from __future__ import annotations
@@ -34,15 +36,18 @@ from hackaudit.attacker.domain.ports import SandboxPort
 from hackaudit.shared.contracts import (
     Candidate,
     CandidateVerdict,
+    Invocation,
     ProbeDifference,
     Provenance,
     RunPurpose,
     RunRequested,
     RunResult,
     RunStatus,
+    Suite,
     Task,
     TestStatus,
 )
+from hackaudit.shared.runners import files_of_tests
 
 REQUESTED_BY = "attacker"
 # The candidate's probe runs twice: a difference from gold counts only when both runs show it, so
@@ -91,22 +96,22 @@ class Confirmer:
         self,
         candidate: Candidate,
         purpose: RunPurpose,
-        task: Task | None = None,
-        test_patch: str | None = None,
+        invocation: Invocation | None = None,
         repeats: int = 1,
         timeout_s: float | None = None,
         attempt: int = 0,
     ) -> RunRequested:
+        extra = {} if invocation is None else {"invocation": invocation}
         return RunRequested(
             correlation_id=self._correlation_id,
-            task=task or self._task,
+            task=self._task,
             purpose=purpose,
             candidate=candidate,
-            test_patch=test_patch,
             repeats=repeats,
             timeout_s=timeout_s,
             requested_by=REQUESTED_BY,
             attempt=attempt,
+            **extra,
         )
 
     async def _gold_run(self, key: str, request: RunRequested) -> tuple[RunResult, ...]:
@@ -144,16 +149,6 @@ class Confirmer:
         gold = await self._graded_gold()
         return compare_tests(Check.HELD_BACK, gold, result, exclude=graded_tests(self._task))
 
-    def _probe_task(self) -> Task:
-        return self._task.model_copy(
-            update={
-                "test_command": probes.probe_command(self._task),
-                "log_parser": "unittest",
-                "fail_to_pass": (probes.loaded_test(self._task),),
-                "pass_to_pass": (),
-            }
-        )
-
     async def _probes(self, candidate: Candidate, result: RunResult) -> CheckResult:
         return reproduced(await self.probe_checks(candidate))
 
@@ -170,16 +165,14 @@ class Confirmer:
         if not cases and not replayed:
             note = "nothing of gold or the tests to probe: no changed function, no graded test"
             return [CheckResult(check=Check.PROBES, note=note)]
-        probe_task = self._probe_task()
-        probe_patch = probes.patch(cases, self._task, replayed)
+        probe = probes.invocation(cases, self._task, replayed)
         timeout = self._config.probe_timeout_s
         gold = await self._gold_run(
             "probes",
             self._request(
                 self._gold,
                 RunPurpose.PROBE,
-                task=probe_task,
-                test_patch=probe_patch,
+                probe,
                 repeats=max(3, self._repeats),
                 timeout_s=timeout,
             ),
@@ -188,8 +181,7 @@ class Confirmer:
             self._request(
                 candidate,
                 RunPurpose.PROBE,
-                probe_task,
-                probe_patch,
+                probe,
                 repeats=CANDIDATE_PROBE_REPEATS,
                 timeout_s=timeout,
             )
@@ -212,7 +204,7 @@ class Confirmer:
         )
 
     async def _gold_suite(
-        self, key: str, suite_task: Task, repeats: int, timeout_s: float, attempt: int = 0
+        self, key: str, suite: Suite, repeats: int, timeout_s: float, attempt: int = 0
     ) -> tuple[RunResult, ...]:
         """Gold's runs of the wider suite (cached under `key`), their time counted once.
         `attempt` tells the repeats after the first run from it: the same request run again."""
@@ -220,7 +212,7 @@ class Confirmer:
         request = self._request(
             self._gold,
             RunPurpose.PROBE,
-            suite_task,
+            suite,
             repeats=repeats,
             timeout_s=timeout_s,
             attempt=attempt,
@@ -232,15 +224,14 @@ class Confirmer:
 
     async def _suite(self, candidate: Candidate, result: RunResult) -> CheckResult:
         scope = self._config.suite_scope
-        command = probes.suite_command(self._task, scope.value)
-        if command is None:
+        suite = probes.suite(self._task, scope.value)
+        if suite is None:
             note = f"no suite command for the task's log parser {self._task.log_parser!r}"
             return CheckResult(check=Check.SUITE, note=note)
-        suite_task = self._suite_task(command)
         gold_budget = gold_suite_budget(self._config)
         # Gold's first run times the suite and is the reference; flaky tests are ruled out
         # afterwards, and only for the tests a candidate breaks (see `_stable`).
-        gold = await self._gold_suite(f"suite-{scope.value}", suite_task, 1, gold_budget)
+        gold = await self._gold_suite(f"suite-{scope.value}", suite, 1, gold_budget)
         problem = gold_suite_problem(gold, gold_budget)
         if problem is None and f"suite-{scope.value}+" in self.gold_runs:
             gold += self.gold_runs[f"suite-{scope.value}+"]
@@ -254,7 +245,7 @@ class Confirmer:
             self._request(
                 candidate,
                 RunPurpose.PROBE,
-                suite_task,
+                suite,
                 timeout_s=suite_budget(self._config, gold),
             )
         )
@@ -262,16 +253,12 @@ class Confirmer:
         found = compare_tests(Check.SUITE, gold, run.result)
         if found.evidence is None or len(gold) >= self._repeats:
             return found
-        return await self._stable(candidate, suite_task, gold, run.result)
-
-    def _suite_task(self, command: str) -> Task:
-        update = {"test_command": command, "log_parser": probes.suite_parser(self._task)}
-        return self._task.model_copy(update=update)
+        return await self._stable(candidate, suite, gold, run.result)
 
     async def _stable(
         self,
         candidate: Candidate,
-        suite_task: Task,
+        suite: Suite,
         gold: tuple[RunResult, ...],
         result: RunResult,
     ) -> CheckResult:
@@ -284,11 +271,10 @@ class Confirmer:
         more = self._repeats - 1
         timeout = suite_budget(self._config, gold)
         broken = broken_tests(gold, result)
-        files = probes.files_of_tests(broken, result.tests)
-        command = None if files is None else probes.suite_command(self._task, scope, files)
+        files = files_of_tests(broken, result.tests)
+        focused = None if files is None else probes.suite(self._task, scope, files)
         unreproduced: set[str] = set()
-        if files is not None and command is not None:
-            focused = self._suite_task(command)
+        if files is not None and focused is not None:
             key = f"suite-{scope}:{','.join(sorted(files))}"
             # gold's reruns (unless done for an earlier candidate) and the candidate's
             runs = 1 if key in self.gold_runs else more + 1
@@ -312,7 +298,7 @@ class Confirmer:
                 )
                 return CheckResult(check=Check.SUITE, note=note)
             rechecks = await self._gold_suite(
-                f"suite-{scope}+", suite_task, more, gold_suite_budget(self._config), attempt=1
+                f"suite-{scope}+", suite, more, gold_suite_budget(self._config), attempt=1
             )
             what = f"gold's {more} more runs of the suite"
         problem = gold_suite_problem(rechecks, timeout)
@@ -320,7 +306,7 @@ class Confirmer:
             return CheckResult(
                 check=Check.SUITE, note=f"{problem} ({what}): no evidence either way"
             )
-        if files is not None and command is not None:
+        if files is not None and focused is not None:
             again = await self._sandbox.run(
                 self._request(candidate, RunPurpose.PROBE, focused, timeout_s=timeout)
             )

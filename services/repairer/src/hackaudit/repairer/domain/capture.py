@@ -2,10 +2,11 @@
 
 A difference names the input and only a summary of the two outcomes, so before a regression test
 can assert gold's behaviour the repairer runs the expression on gold in the sandbox: a small
-module, run by the image's own interpreter as `python -m unittest -v` whatever the task's runner
-(like the attacker's probes), evaluates each expression when it is imported and names one test
-method per case after the outcome — JSON (the `repr`, `str`, type name and attributes of the
-value, or the exception's type), hex-encoded so that any text survives the runner's report.
+module, added beside the task's test patch and run by the image's own interpreter whatever the
+task's runner (a `Capture` invocation, like the attacker's probes), evaluates each expression
+when it is imported and names one test method per case after the outcome — JSON (the `repr`,
+`str`, type name and attributes of the value, or the exception's type), hex-encoded so that any
+text survives the runner's report.
 Probe expressions are evaluated with their first name imported from the first module that has
 it; replayed ones in the namespace of the test module they come from (the task's test patch is
 applied too), and one that needs a name the module does not have (a local of its test:
@@ -23,16 +24,13 @@ from dataclasses import dataclass
 
 from hackaudit.repairer.domain import test_patch
 from hackaudit.repairer.domain.regression import Captured, importable_root
-from hackaudit.shared.contracts import ProbeDifference, RunResult, RunStatus, Task
+from hackaudit.shared.contracts import Capture, ProbeDifference, RunResult, RunStatus, Task
 
 CAPTURE_PATH = "test_hackaudit_capture.py"
 CLASS = "HackauditCapture"
 LOADED = "test_hackaudit_capture_loaded"
 MAX_TEXT = 300  # longer reprs make poor assertions and long test names: not captured
-PYTHON = '"$(command -v python || command -v python3)"'
 _NAME = re.compile(r"test_cap(\d+)_([0-9a-f]+)")
-_PYTEST = re.compile(r"(?:\S*python[\d.]*\s+-m\s+)?\S*pytest\b")
-_UNITTEST = re.compile(r"\S*python[\d.]*\s+-m\s+unittest\b")
 
 _TEMPLATE = '''"""Captures the reference fix's outcome on given expressions (hackaudit repairer)."""
 
@@ -174,32 +172,12 @@ def source(differences: Sequence[ProbeDifference], test_files: Sequence[str] = (
     )
 
 
-def _prefix(command: str | None, pattern: re.Pattern[str]) -> str:
-    match = pattern.search(command or "")
-    return (command or "")[: match.start()] if match else ""
-
-
-def capture_task(task: Task) -> Task:
-    """The task as a capture run sees it: the capture module under the image's interpreter."""
-    prefix = _prefix(task.test_command, _PYTEST) or _prefix(task.test_command, _UNITTEST)
-    module = CAPTURE_PATH.removesuffix(".py")
-    return task.model_copy(
-        update={
-            "test_command": f"{prefix}{PYTHON} -m unittest -v {module} # {{tests}}",
-            "log_parser": "unittest",
-            "fail_to_pass": (f"{LOADED} ({module}.{CLASS}.{LOADED})",),
-            "pass_to_pass": (),
-        }
-    )
-
-
-def capture_patch(task: Task, differences: Sequence[ProbeDifference]) -> str:
-    """The task's test patch (so replayed tests' modules exist) plus the capture module."""
+def invocation(task: Task, differences: Sequence[ProbeDifference]) -> Capture:
+    """The capture run: the capture module, added beside the task's test patch (so replayed
+    tests' modules exist)."""
     files = test_patch.paths(task.test_diff.applied())
-    module = test_patch.new_file(CAPTURE_PATH, source(differences, files))
-    if not task.test_patch.strip():
-        return module
-    return task.test_patch.rstrip("\n") + "\n" + module
+    module = source(differences, files)
+    return Capture(files={CAPTURE_PATH: module}, test=CAPTURE_PATH, loaded=f"{CLASS}.{LOADED}")
 
 
 @dataclass(frozen=True)

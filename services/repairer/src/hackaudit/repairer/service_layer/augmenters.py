@@ -220,10 +220,10 @@ class OfflineAugmenter:
         done = await self._run(
             RunRequested(
                 correlation_id=correlation_id or f"repair-{task.instance_id}",
-                task=capture.capture_task(task),
+                task=task,
                 purpose=RunPurpose.PROBE,
                 candidate=Candidate.gold(task),
-                test_patch=capture.capture_patch(task, differences),
+                invocation=capture.invocation(task, differences),
                 repeats=self._repeats,
                 timeout_s=self._timeout_s,
             )

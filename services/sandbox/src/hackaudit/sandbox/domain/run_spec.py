@@ -1,9 +1,14 @@
-"""Turns (task, candidate, test patch) into everything one run needs, or refuses it up front.
+"""Turns (task, candidate, test patch, invocation) into everything one run needs, or refuses it
+up front.
+
+The invocation says what runs (`runners.command_for`): a probe's or a capture's added module
+joins the test patch as new files, and the run is graded on that module's `loaded` test instead
+of the task's FAIL_TO_PASS / PASS_TO_PASS (`graded_task`).
 
 A candidate whose paths leave the repository, a patch over the size limit, or a test patch that
 itself escapes are refused here as `patch_failed`, before any container is used. A task that
-cannot be run at all (no image, an unknown log parser) yields `infra_error`: that is never the
-patch's fault.
+cannot be run at all (no image, an unknown log parser, no wider suite for its runner) yields
+`infra_error`: that is never the patch's fault.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 
+from hackaudit.sandbox.domain.added_modules import loaded_test, with_added_files
 from hackaudit.sandbox.domain.confinement import diff_problems, mapping_problems
 from hackaudit.sandbox.domain.execution import RunPlan
 from hackaudit.sandbox.domain.flags import config_verdicts, patch_flags
@@ -25,7 +31,7 @@ from hackaudit.sandbox.domain.protocol import (
     new_nonce,
     split_marker,
 )
-from hackaudit.sandbox.domain.runners import RunnerInvocation, resolve_invocation
+from hackaudit.sandbox.domain.runners import NoCommand, RunnerInvocation, command_for
 from hackaudit.shared.anatomy import (
     FileDiff,
     Patch,
@@ -36,7 +42,11 @@ from hackaudit.shared.anatomy import (
 from hackaudit.shared.contracts import (
     Candidate,
     CandidateKind,
+    Capture,
+    Grade,
+    Invocation,
     PatchFlags,
+    Probe,
     RunResult,
     RunStatus,
     Task,
@@ -81,6 +91,23 @@ def _candidate_shape(candidate: Candidate) -> tuple[Patch, tuple[str, ...], list
     return parsed, parsed.named_paths, diff_problems(parsed), len(candidate.diff.encode())
 
 
+def graded_task(task: Task, invocation: Invocation) -> Task:
+    """The task as the run is graded: an added module's run on its `loaded` test alone."""
+    if isinstance(invocation, Probe | Capture):
+        update = {"fail_to_pass": (loaded_test(invocation),), "pass_to_pass": ()}
+        return task.model_copy(update=update)
+    return task
+
+
+def run_test_patch(task: Task, invocation: Invocation, test_patch: str | None) -> str:
+    """The test patch the run applies: the request's (else the task's), with an added module's
+    files."""
+    tests = task.test_patch if test_patch is None else test_patch
+    if isinstance(invocation, Probe | Capture):
+        return with_added_files(tests, invocation.files)
+    return tests
+
+
 def _refused(status: RunStatus, reason: str, flags: PatchFlags) -> RunResult:
     return RunResult(status=status, reason=reason, flags=flags)
 
@@ -95,11 +122,15 @@ def prepare_run(
     options: RunOptions,
     want_baseline: bool = False,
     nonce: str | None = None,
+    invocation: Invocation | None = None,
 ) -> RunSpec | RunResult:
     """The spec of one run, or the result of refusing it before it starts."""
-    tests = task.test_patch if test_patch is None else test_patch
+    invocation = invocation or Grade()
+    tests = run_test_patch(task, invocation, test_patch)
+    task = graded_task(task, invocation)
     parsed, paths, problems, size = _candidate_shape(candidate)
-    test_parsed = task.test_diff.applied() if test_patch is None else read_patch(tests)
+    plain = test_patch is None and not isinstance(invocation, Probe | Capture)
+    test_parsed = task.test_diff.applied() if plain else read_patch(tests)
     test_paths = test_parsed.named_paths
     flags = patch_flags(paths, test_paths, config_verdicts(parsed.files, paths, None))
     if size > options.max_patch_bytes:
@@ -115,11 +146,13 @@ def prepare_run(
         return _refused(RunStatus.INFRA_ERROR, "the task names no image to run in", flags)
     junit = f"/tmp/hackaudit-report-{secrets.token_hex(8)}.xml" if options.junit else None
     try:
-        invocation = resolve_invocation(task, tests, junit)
+        runner = command_for(task, invocation, tests, junit)
     except UnknownParser as exc:
         return _refused(RunStatus.INFRA_ERROR, str(exc).strip("'\""), flags)
+    except NoCommand as exc:
+        return _refused(RunStatus.INFRA_ERROR, str(exc), flags)
     nonce = nonce or new_nonce()
-    files = _payload_files(task, candidate, parsed, tests, test_parsed, invocation, options)
+    files = _payload_files(task, candidate, parsed, tests, test_parsed, runner, options)
     if want_baseline:
         files["baseline"] = b""
     plan = RunPlan(
@@ -138,7 +171,7 @@ def prepare_run(
         task=task,
         candidate=candidate,
         test_patch=tests,
-        invocation=invocation,
+        invocation=runner,
         candidate_paths=paths,
         candidate_changes=parsed.files,
         test_patch_paths=test_paths,

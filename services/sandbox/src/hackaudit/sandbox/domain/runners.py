@@ -1,8 +1,13 @@
-"""Works out the exact test command a task's verifier runs.
+"""Works out the exact command a run executes: the one place that knows runners, command lines,
+test selection and log parsers (`command_for`, from a request's typed invocation).
 
-The command is the task's `test_command`, else its repository's SWE-bench command
-(`repo_commands`), else the default of its runner; the test patch's test files are appended as
-directives, in the form the runner takes them:
+Which runner a task uses is `hackaudit.shared.runners.runner_of` (the attacker decides with the
+same answer). Repository defaults come from one table, the shared SWE-bench specification table
+(`hackaudit.shared.swebench_specs.repo_test_command`); runner defaults are `DEFAULT_COMMANDS`.
+
+A graded run (`Grade`) runs the task's `test_command`, else its repository's SWE-bench command,
+else the default of its runner; the test patch's test files are appended as directives, in the
+form the runner takes them:
 
 - pytest and sympy: paths (`tests/test_x.py`);
 - unittest: dotted modules without `.py` (`tests.test_x`);
@@ -16,6 +21,9 @@ summary the parser reads, and a `--junitxml` report used to corroborate it.
 Images built by the SWE-bench harness (`sweb.eval.*`) keep their Python in a conda environment
 named `testbed`; when `/opt/miniconda3/bin/activate` exists in the image it is activated before
 the command, as the harness's own evaluation script does.
+
+A probe or a capture (`Probe`, `Capture`) runs its added module alone (`added_modules`), the
+wider suite (`Suite`) the task's runner on directories or files (`wider_suite`).
 """
 
 from __future__ import annotations
@@ -24,14 +32,12 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from hackaudit.sandbox.domain.log_parsers import UnknownParser, get_parser, parser_for_repo
-from hackaudit.sandbox.domain.repo_commands import (
-    DEFAULT_COMMANDS,
-    RunnerKind,
-    repo_command,
-)
+from hackaudit.sandbox.domain import added_modules, wider_suite
+from hackaudit.sandbox.domain.log_parsers import UnknownParser, get_parser
 from hackaudit.shared.anatomy import Patch, read_patch
-from hackaudit.shared.contracts import Task
+from hackaudit.shared.contracts import Capture, Grade, Invocation, Probe, Suite, Task
+from hackaudit.shared.runners import RunnerKind, runner_of
+from hackaudit.shared.swebench_specs import repo_test_command
 
 NON_TEST_SUFFIXES: tuple[str, ...] = (
     *(".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl"),
@@ -42,11 +48,11 @@ CONDA_ACTIVATE = "/opt/miniconda3/bin/activate"
 CONDA_ENV = "testbed"
 TESTS_PLACEHOLDER = "{tests}"
 
-_PARSER_KINDS = {
-    "pytest": RunnerKind.PYTEST,
-    "unittest": RunnerKind.UNITTEST,
-    "django": RunnerKind.DJANGO,
-    "sympy": RunnerKind.SYMPY,
+DEFAULT_COMMANDS: dict[RunnerKind, str] = {
+    RunnerKind.PYTEST: "pytest -rA",
+    RunnerKind.UNITTEST: "python -m unittest -v",
+    RunnerKind.DJANGO: wider_suite.DJANGO_COMMAND,
+    RunnerKind.SYMPY: "bin/test -C --verbose",
 }
 _PYTEST_WORD = re.compile(r"(^|[\s/])(py\.test|pytest)(\s|$)")
 _REPORT_FLAG = re.compile(r"(^|\s)-r\S*")
@@ -102,21 +108,13 @@ def directives_for(paths: list[str], kind: RunnerKind) -> list[str]:
 
 
 def runner_kind(task: Task) -> RunnerKind:
-    """The runner a task uses: its parser's, its repository's, or the one its command names."""
+    """The runner a task uses (`runner_of`); raises UnknownParser when it names no known parser."""
     if task.log_parser:
         get_parser(task.log_parser)
-        return _PARSER_KINDS.get(task.log_parser, RunnerKind.PYTEST)
-    known = repo_command(task.repo, task.version)
-    if known is not None:
-        return known.kind
-    command = task.test_command or ""
-    if "runtests.py" in command:
-        return RunnerKind.DJANGO
-    if "bin/test" in command:
-        return RunnerKind.SYMPY
-    if "unittest" in command:
-        return RunnerKind.UNITTEST
-    return _PARSER_KINDS[parser_for_repo(task.repo)]
+    kind = runner_of(task)
+    if kind is None:
+        raise UnknownParser(task.log_parser)
+    return kind
 
 
 def is_pytest_command(command: str) -> bool:
@@ -124,17 +122,85 @@ def is_pytest_command(command: str) -> bool:
     return bool(_PYTEST_WORD.search(command)) or ("tox" in words and words[-1:] == ["--"])
 
 
+class NoCommand(Exception):
+    """The invocation cannot be run on this task (e.g. no wider suite for its runner)."""
+
+
+def command_for(
+    task: Task, invocation: Invocation, test_patch: str, junit_path: str | None
+) -> RunnerInvocation:
+    """What runs for `invocation` on `task` with `test_patch`: command, parser, environment.
+
+    Raises UnknownParser when a grade or suite run names a parser that does not exist, and
+    NoCommand when a suite cannot be run by the task's runner.
+    """
+    if isinstance(invocation, Probe | Capture):
+        return _added_module(task, invocation)
+    if isinstance(invocation, Suite):
+        return _suite(task, invocation, test_patch, junit_path)
+    assert isinstance(invocation, Grade)
+    return resolve_invocation(task, test_patch, junit_path)
+
+
+def _exports(task: Task) -> tuple[str, ...]:
+    known = repo_test_command(task.repo, task.version)
+    return known.exports if known else ()
+
+
+def _added_module(task: Task, invocation: Probe | Capture) -> RunnerInvocation:
+    command = added_modules.command(task, invocation, runner_of(task))
+    return RunnerInvocation(
+        kind=RunnerKind.UNITTEST,
+        parser=RunnerKind.UNITTEST.value,
+        command=command,
+        directives=(),
+        exports=_exports(task),
+    )
+
+
+def _suite(
+    task: Task, invocation: Suite, test_patch: str, junit_path: str | None
+) -> RunnerInvocation:
+    kind = runner_kind(task)
+    built = wider_suite.command(task, kind, invocation)
+    if built is None:
+        raise NoCommand(
+            f"no wider-suite command for the task's {kind.value} runner"
+            f" ({task.test_command or 'its default command'!r})"
+        )
+    if not built.takes_directives:
+        return RunnerInvocation(
+            kind=kind,
+            parser=kind.value,
+            command=built.command,
+            directives=(),
+            exports=_exports(task),
+        )
+    return _assembled(task, kind, kind.value, built.command, test_patch, junit_path)
+
+
 def resolve_invocation(task: Task, test_patch: str, junit_path: str | None) -> RunnerInvocation:
-    """The invocation for `task` with `test_patch`; `junit_path` asks pytest for an XML report.
+    """The invocation that grades `task` with `test_patch`; `junit_path` asks pytest for an XML
+    report.
 
     Raises UnknownParser when the task names a parser that does not exist.
     """
     kind = runner_kind(task)
-    parser = task.log_parser or kind.value
-    if parser not in _PARSER_KINDS:
-        raise UnknownParser(parser)
-    known = repo_command(task.repo, task.version)
+    known = repo_test_command(task.repo, task.version)
     base = task.test_command or (known.command if known else DEFAULT_COMMANDS[kind])
+    return _assembled(task, kind, task.log_parser or kind.value, base, test_patch, junit_path)
+
+
+def _assembled(
+    task: Task,
+    kind: RunnerKind,
+    parser: str,
+    base: str,
+    test_patch: str,
+    junit_path: str | None,
+) -> RunnerInvocation:
+    """`base` with the test patch's files as directives (at `{tests}`, else at its end) and,
+    for a pytest command, `-rA` and the JUnit report."""
     parsed = task.test_diff.applied() if test_patch == task.test_patch else read_patch(test_patch)
     directives = tuple(directives_for(patch_files(parsed), kind))
     quoted = " ".join(shlex.quote(d) for d in directives)
@@ -155,6 +221,6 @@ def resolve_invocation(task: Task, test_patch: str, junit_path: str | None) -> R
         parser=parser,
         command=command,
         directives=directives,
-        exports=known.exports if known else (),
+        exports=_exports(task),
         junit_path=junit,
     )

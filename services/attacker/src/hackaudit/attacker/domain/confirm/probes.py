@@ -16,9 +16,9 @@ written down as it is yielded, and marked when it changed later) or the type of 
 exception raised — is computed twice when the module is imported (a case whose two outcomes
 differ is *unstable*) and written, as a digest and a readable head, into the name of one test
 method. The runner's own report carries the names, so nothing depends on a log tail. Whatever the
-task's own runner (pytest, unittest, Django's, sympy's `bin/test`), the probe module runs under
-the image's interpreter as `python -m unittest -v`, which every Python has; the run applies the
-task's test patch too, so the tests read as the graders see them. Hash randomisation is off.
+task's own runner (pytest, unittest, Django's, sympy's `bin/test`), the sandbox runs the probe
+module under the image's interpreter (a `Probe` invocation; how is the sandbox's business); the
+run applies the task's test patch too, so the tests read as the graders see them.
 
 Gold runs the probe several times; a case counts only when every gold run gives it the same
 outcome. A candidate differs from gold when its outcome for such a case differs. For a private
@@ -29,8 +29,7 @@ ever given, and a difference there says nothing about the patch.
 from __future__ import annotations
 
 import re
-import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,18 +40,16 @@ from hackaudit.attacker.domain.confirm.replay import UNSTABLE, ReplayTarget, agr
 from hackaudit.attacker.domain.generate import targets
 from hackaudit.attacker.domain.reading import diffs, pysource
 from hackaudit.attacker.domain.reading.layout import layout
-from hackaudit.attacker.domain.reading.runners import Runner, runner_of
 from hackaudit.attacker.domain.reading.test_literals import TestLiterals, extract, is_literal_value
-from hackaudit.shared.contracts import RunResult, Task
+from hackaudit.shared.contracts import Probe, RunResult, Suite, Task
+from hackaudit.shared.runners import runner_of, takes_test_files
 
-__all__ = ["PROBE_PATH", "Output", "ProbeCase", "plan", "probe_command", "suite_command"]
+__all__ = ["PROBE_PATH", "Output", "ProbeCase", "invocation", "plan", "suite"]
 
 MAX_CASES = 400
 PER_CALLABLE = 60
 MAX_INITS = 4
 _NAME = re.compile(r"test_case(\d+)_([0-9a-f]{12}|unstable|timeout)_?(\w*)")
-_PYTEST = re.compile(r"(?:\S*python[\d.]*\s+-m\s+)?\S*pytest\b")
-_UNITTEST = re.compile(r"\S*python[\d.]*\s+-m\s+unittest\b")
 _CLASS = re.compile(r"^(\s*)class\s+([A-Za-z_]\w*)")
 
 
@@ -252,21 +249,15 @@ def source(cases: Sequence[ProbeCase], replayed: str = "") -> str:
     return render([c.row() for c in cases], replayed)
 
 
-def patch(
-    cases: Sequence[ProbeCase], task: Task | None = None, found: Sequence[ReplayTarget] = ()
-) -> str:
-    """The run's test patch: the task's own (so the test files read as the tests see them) and
-    the probe file, with the replay of `found` when a task is given (and the module of the
-    issue's examples when `found` replays them)."""
-    replayed = replay.source(task, found) if task is not None else ""
-    files = [diffs.new_file(PROBE_PATH, source(cases, replayed))]
-    examples = issue_examples.module_source(task) if task is not None else None
+def invocation(cases: Sequence[ProbeCase], task: Task, found: Sequence[ReplayTarget] = ()) -> Probe:
+    """The probe run: the probe file, with the replay of `found` (and the module of the issue's
+    examples when `found` replays them), added beside the task's own test patch (so the test
+    files read as the tests see them)."""
+    files = {PROBE_PATH: source(cases, replay.source(task, found))}
+    examples = issue_examples.module_source(task)
     if examples is not None and any(t.path == issue_examples.ISSUE_PATH for t in found):
-        files.append(diffs.new_file(issue_examples.ISSUE_PATH, examples))
-    probe = diffs.emit_patch(diffs.Patch(files=tuple(files)))
-    if task is None or not task.test_patch.strip():
-        return probe
-    return task.test_patch.rstrip("\n") + "\n" + probe
+        files[issue_examples.ISSUE_PATH] = examples
+    return Probe(files=files, test=PROBE_PATH, loaded=f"{CLASS}.{LOADED}")
 
 
 @dataclass(frozen=True)
@@ -329,155 +320,16 @@ def differences(
     return out
 
 
-# --- commands ----------------------------------------------------------------------------------
+# --- what the sandbox is asked to run ------------------------------------------------------
 
 
-RUNNERS = tuple(r.value for r in Runner)
-DJANGO_COMMAND = "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1"
-SYMPY_COMMAND = "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose"
-TESTS = "{tests}"
-# The interpreter the task's environment puts first (the venv's or the conda env's `python`),
-# else `python3`: every image that runs Python tests has one of them.
-PYTHON = '"$(command -v python || command -v python3)"'
-
-
-def runner(task: Task) -> str | None:
-    """The runner the task's tests use — "pytest", "unittest", "django" or "sympy" (`runners`)
-    — or None when the task names a log parser of another kind."""
-    if task.log_parser and task.log_parser not in RUNNERS:
+def suite(task: Task, scope: str, files: Sequence[str] | None = None) -> Suite | None:
+    """The wider suite: the task's tests widened to the test directories the test patch touches
+    (`near`) or to the whole repository (`full`), run by the task's own runner; None when its
+    runner is not known (the task names a log parser of another kind). With `files`, those test
+    files alone (None when the runner takes no test files; see `hackaudit.shared.runners`)."""
+    kind = runner_of(task)
+    if kind is None or (files is not None and not takes_test_files(kind)):
         return None
-    return runner_of(task).value
-
-
-def _prefix(command: str | None, pattern: re.Pattern[str]) -> str:
-    match = pattern.search(command or "")
-    return (command or "")[: match.start()] if match else ""
-
-
-def probe_command(task: Task) -> str:
-    """The command that runs the probe file, whatever the task's runner: the interpreter's own
-    `unittest` on the probe module (the sandbox's directives land in a shell comment)."""
-    prefix = ""
-    if runner(task) == "pytest":
-        prefix = _prefix(task.test_command, _PYTEST)
-    elif runner(task) == "unittest":
-        prefix = _prefix(task.test_command, _UNITTEST)
-    module = PROBE_PATH.removesuffix(".py")
-    return f"{prefix}PYTHONHASHSEED=0 {PYTHON} -m unittest -v {module} # {TESTS}"
-
-
-def loaded_test(task: Task) -> str:
-    """The probe's always-passing test, as `unittest -v` names it."""
-    module = PROBE_PATH.removesuffix(".py")
-    return f"{LOADED} ({module}.{CLASS}.{LOADED})"
-
-
-def _pytest_suite(task: Task, scope: str, files: Sequence[str] | None = None) -> str | None:
-    command = task.test_command or "pytest -rA"
-    match = _PYTEST.search(command)
-    if match is None:
-        if command.split()[-1:] == ["--"]:
-            # A wrapper that hands what follows `--` to pytest (`tox --current-env -e py39 --`).
-            return _named_suite(task, command, _suite_paths(task, scope, files))
-        return None
-    prefix, runner_, rest = command[: match.start()], match.group(0), command[match.end() :]
-    try:
-        tokens = shlex.split(rest)
-    except ValueError:
-        return None
-    kept: list[str] = []
-    skip_next = False
-    for tok in tokens:
-        if skip_next:
-            skip_next = False
-            continue
-        if tok in ("-k", "-m"):
-            skip_next = True
-            continue
-        if tok in ("&&", ";", "||", "|"):
-            break
-        if not tok.startswith("-") and ("::" in tok or tok.endswith(".py") or "/" in tok):
-            continue
-        kept.append(tok)
-    if "-rA" not in kept:
-        kept.insert(0, "-rA")
-    return f"{prefix}{runner_} {shlex.join(kept + _suite_paths(task, scope, files))}".strip()
-
-
-def _suite_paths(task: Task, scope: str, files: Sequence[str] | None) -> list[str]:
-    """What a path-taking runner is given: `files`, else the test directories (`near`), else
-    nothing (the whole repository)."""
-    if files is not None:
-        return list(files)
-    return list(layout(task.gold_diff, task.test_diff).test_dirs) if scope == "near" else []
-
-
-def _unittest_suite(task: Task, scope: str) -> str:
-    dirs = layout(task.gold_diff, task.test_diff).test_dirs
-    start = dirs[0] if scope == "near" and len(dirs) == 1 else "."
-    prefix = _prefix(task.test_command, _UNITTEST)
-    # The sandbox puts the test patch's modules where `{tests}` stands: here, in a shell
-    # comment, so that discovery runs the whole directory instead of those modules alone.
-    return f"{prefix}python -m unittest discover -v -s {shlex.quote(start)} -t . # {{tests}}"
-
-
-def _named_suite(task: Task, default: str, labels: Sequence[str]) -> str:
-    """The task's command (or its runner's default) on `labels` instead of its test files."""
-    base = re.sub(r"\s*\{tests\}", "", task.test_command or default).strip()
-    # The sandbox puts the test patch's files where `{tests}` stands: here, in a shell comment.
-    return " ".join([base, *map(shlex.quote, labels), f"# {TESTS}"])
-
-
-def _django_labels(task: Task) -> list[str]:
-    """Django's labels for the test patch's directories (`tests/admin_views` -> admin_views)."""
-    labels = []
-    for folder in layout(task.gold_diff, task.test_diff).test_dirs:
-        label = folder.strip("/").removeprefix("tests").strip("/").replace("/", ".")
-        if label and label not in labels:
-            labels.append(label)
-    return labels
-
-
-def suite_command(task: Task, scope: str, files: Sequence[str] | None = None) -> str | None:
-    """The task's test command widened from its selected tests to the test directories the
-    test patch touches (`near`) or to the whole repository (`full`), run by the task's own
-    runner; None when the runner is not known (`runner`). With `files`, the same command on
-    those test files alone (pytest and sympy, whose commands take paths; None for the others)."""
-    kind = runner(task)
-    if kind == "pytest":
-        return _pytest_suite(task, scope, files)
-    if kind == "sympy":
-        return _named_suite(task, SYMPY_COMMAND, _suite_paths(task, scope, files))
-    if files is not None:  # unittest discovery and Django's labels are not given files here
-        return None
-    if kind == "unittest":
-        return _unittest_suite(task, scope)
-    if kind == "django":
-        return _named_suite(task, DJANGO_COMMAND, _django_labels(task) if scope == "near" else [])
-    return None
-
-
-def files_of_tests(tests: Iterable[str], reported: Iterable[str]) -> list[str] | None:
-    """The test files that hold `tests`, or None when one's file is not known.
-
-    pytest names carry their file (`tests/test_x.py::test_y`); sympy's runner names a failed
-    test's file in its traceback header, which the log parser reports as `path.py:test_y`
-    beside the bare `test_y` (`reported` are the names a run reported)."""
-    headers: dict[str, list[str]] = {}
-    for name in reported:
-        path, sep, test = name.rpartition(".py:")
-        if sep and not test.startswith(":"):
-            headers.setdefault(test, []).append(path + ".py")
-    files: list[str] = []
-    for test in tests:
-        head = test.split("::", 1)[0]
-        found = [head] if "::" in test and head.endswith(".py") else headers.get(test, [])
-        if not found:
-            return None
-        files.extend(f for f in found if f not in files)
-    return files
-
-
-def suite_parser(task: Task) -> str | None:
-    """The log parser the wider suite's log is read with: the task's, or its runner's."""
-    return task.log_parser or runner(task)
+    dirs = layout(task.gold_diff, task.test_diff).test_dirs if scope == "near" else ()
+    return Suite(dirs=dirs, files=None if files is None else tuple(files))

@@ -1,9 +1,10 @@
 """Log parsers: pure functions from a test runner's output to per-test statuses.
 
-Each parser is registered by name (`pytest`, `unittest`, `django`, `sympy`); a task names its
-parser in `Task.log_parser`, or gets the one its repository uses (`REPO_PARSERS`, pytest for any
-repository not listed). Parsers read only the runner's own output, which the sandbox cuts out of
-the container's transcript between its begin and end markers (see `domain.transcript`).
+Each parser is registered by name (`pytest`, `unittest`, `django`, `sympy`), as the runner
+whose output it reads (`hackaudit.shared.runners.RunnerKind`); a task names its parser in
+`Task.log_parser`, or gets its runner's (`domain.runners`). Parsers read only the runner's own
+output, which the sandbox cuts out of the container's transcript between its begin and end
+markers (see `domain.transcript`).
 """
 
 from __future__ import annotations
@@ -28,23 +29,9 @@ PARSERS: Mapping[str, LogParser] = MappingProxyType(
     }
 )
 
-REPO_PARSERS: Mapping[str, str] = MappingProxyType(
-    {
-        "django/django": "django",
-        "sympy/sympy": "sympy",
-    }
-)
-
-DEFAULT_PARSER = "pytest"
-
 
 class UnknownParser(KeyError):
     """A task names a log parser that is not registered."""
-
-
-def parser_for_repo(repo: str) -> str:
-    """The parser a SWE-bench repository's test runner needs (pytest unless listed)."""
-    return REPO_PARSERS.get(repo, DEFAULT_PARSER)
 
 
 def get_parser(name: str) -> LogParser:
@@ -60,13 +47,10 @@ def parse_log(name: str, log: str) -> StatusMap:
 
 
 __all__ = [
-    "DEFAULT_PARSER",
     "PARSERS",
-    "REPO_PARSERS",
     "LogParser",
     "StatusMap",
     "UnknownParser",
     "get_parser",
     "parse_log",
-    "parser_for_repo",
 ]

@@ -36,8 +36,8 @@ from hackaudit.attacker.domain.generate.strategies.base import (
 )
 from hackaudit.attacker.domain.reading import diffs, pysource
 from hackaudit.attacker.domain.reading.layout import layout
-from hackaudit.attacker.domain.reading.runners import Runner, runner_of
 from hackaudit.shared.contracts import Candidate, Task
+from hackaudit.shared.runners import RunnerKind, runner_of
 
 NAME = "harness"
 
@@ -359,7 +359,7 @@ PYTEST_ONLY = frozenset(
     }
 )
 FORGED_LINES = frozenset({"forged_pass_lines_at_exit", "forged_pass_lines_then_exit"})
-FORGED_LINE_RUNNERS = frozenset({Runner.PYTEST, Runner.UNITTEST, Runner.DJANGO})
+FORGED_LINE_RUNNERS = frozenset({RunnerKind.PYTEST, RunnerKind.UNITTEST, RunnerKind.DJANGO})
 # Variants that defeat the runner from the source code (see `classification`).
 RUNNER_VARIANTS = frozenset(
     {
@@ -389,9 +389,15 @@ _BUILDERS: dict[str, Callable[[Task], list[Candidate]]] = {
 VARIANTS = tuple(_BUILDERS)
 
 
-def why_not_applicable(variant: str, runner: Runner) -> str | None:
+def _runner(task: Task) -> RunnerKind:
+    """The task's runner, as the sandbox detects it (pytest for a log parser of no runner's,
+    which the sandbox refuses to run anyway)."""
+    return runner_of(task) or RunnerKind.PYTEST
+
+
+def why_not_applicable(variant: str, runner: RunnerKind) -> str | None:
     """Why `variant` cannot act on a task run by `runner` (None: it can)."""
-    if variant in PYTEST_ONLY and runner is not Runner.PYTEST:
+    if variant in PYTEST_ONLY and runner is not RunnerKind.PYTEST:
         return f"needs pytest, the task runs {runner.value}"
     if variant in FORGED_LINES and runner not in FORGED_LINE_RUNNERS:
         return f"the {runner.value} log parser reads no line this variant prints"
@@ -400,7 +406,7 @@ def why_not_applicable(variant: str, runner: Runner) -> str | None:
 
 def not_applicable(task: Task) -> list[str]:
     """`variant: reason` for every variant that cannot act on the task's runner."""
-    runner = runner_of(task)
+    runner = _runner(task)
     return [
         f"{variant}: {reason}"
         for variant in VARIANTS
@@ -418,7 +424,7 @@ def variant_of(candidate: Candidate) -> str | None:
 
 def harness_exploits(task: Task, variants: tuple[str, ...] | None = None) -> list[Candidate]:
     out: list[Candidate] = []
-    runner = runner_of(task)
+    runner = _runner(task)
     for variant in variants or VARIANTS:
         if why_not_applicable(variant, runner) is not None:
             continue

@@ -1,0 +1,83 @@
+"""Which test runner grades a task: the one detection every service agrees on.
+
+The sandbox builds command lines from it (`hackaudit.sandbox.domain.runners`, the only place
+that knows commands, test selection and log parsers); the attacker decides with it which
+strategies can act on a task (a pytest `conftest.py` hook cannot act under sympy's `bin/test`)
+and whether a wider-suite rerun can name test files. It lives here, not in either service,
+because both need the same answer: a fact the attacker derived by its own rules could disagree
+with what the sandbox then runs.
+
+The runner is the task's log parser when it names one; else its repository's, from the SWE-bench
+table (`swebench_specs.repo_test_command`); else the words of its test command (`runtests.py`:
+Django, `bin/test`: sympy, `unittest`); else Django or sympy by repository, pytest otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+
+from hackaudit.shared.contracts import Task
+from hackaudit.shared.swebench_specs import repo_test_command
+
+
+class RunnerKind(StrEnum):
+    """A test runner, named as its log parser is."""
+
+    PYTEST = "pytest"
+    UNITTEST = "unittest"
+    DJANGO = "django"
+    SYMPY = "sympy"
+
+
+_BY_REPO = {"django/django": RunnerKind.DJANGO, "sympy/sympy": RunnerKind.SYMPY}
+_KINDS = frozenset(RunnerKind)
+
+
+def runner_for_repo(repo: str) -> RunnerKind:
+    """The runner a repository's tests need when nothing else says (pytest unless listed)."""
+    return _BY_REPO.get(repo, RunnerKind.PYTEST)
+
+
+def runner_of(task: Task) -> RunnerKind | None:
+    """The task's runner; None when the task names a log parser that is no runner's."""
+    if task.log_parser:
+        return RunnerKind(task.log_parser) if task.log_parser in _KINDS else None
+    known = repo_test_command(task.repo, task.version)
+    if known is not None and known.log_parser in _KINDS:
+        return RunnerKind(known.log_parser)
+    command = task.test_command or ""
+    if "runtests.py" in command:
+        return RunnerKind.DJANGO
+    if "bin/test" in command:
+        return RunnerKind.SYMPY
+    if "unittest" in command:
+        return RunnerKind.UNITTEST
+    return runner_for_repo(task.repo)
+
+
+def takes_test_files(kind: RunnerKind) -> bool:
+    """Whether the runner can be given test files to run (pytest and sympy take paths; unittest
+    discovery and Django's labels are not given files)."""
+    return kind in {RunnerKind.PYTEST, RunnerKind.SYMPY}
+
+
+def files_of_tests(tests: Iterable[str], reported: Iterable[str]) -> list[str] | None:
+    """The test files that hold `tests`, or None when one's file is not known.
+
+    pytest names carry their file (`tests/test_x.py::test_y`); sympy's runner names a failed
+    test's file in its traceback header, which the log parser reports as `path.py:test_y`
+    beside the bare `test_y` (`reported` are the names a run reported)."""
+    headers: dict[str, list[str]] = {}
+    for name in reported:
+        path, sep, test = name.rpartition(".py:")
+        if sep and not test.startswith(":"):
+            headers.setdefault(test, []).append(path + ".py")
+    files: list[str] = []
+    for test in tests:
+        head = test.split("::", 1)[0]
+        found = [head] if "::" in test and head.endswith(".py") else headers.get(test, [])
+        if not found:
+            return None
+        files.extend(f for f in found if f not in files)
+    return files
