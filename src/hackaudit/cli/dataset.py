@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hackaudit.cli.report import TaskReport
+from hackaudit.cli.report_model import TaskReport
 from hackaudit.shared.contracts import CandidateVerdict, Verdict
 from hackaudit.shared.ingest import TaskSource
 from hackaudit.shared.logs import get_logger

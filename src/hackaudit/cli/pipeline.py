@@ -10,8 +10,9 @@ from contextlib import AsyncExitStack
 from rich.console import Console
 from rich.progress import Progress
 
-from hackaudit.cli import progress, report, runtime, services
+from hackaudit.cli import progress, runtime, services
 from hackaudit.cli.bars import bars_columns
+from hackaudit.cli.report_model import TaskReport
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import AuditOptions, Task, TaskIngested
 from hackaudit.shared.service import running
@@ -68,7 +69,7 @@ async def show_plain_progress(tracker: progress.AuditTracker, limit_s: float) ->
         await asyncio.sleep(1.0)
 
 
-def task_reports(tracker: progress.AuditTracker, tasks: list[Task]) -> list[report.TaskReport]:
+def task_reports(tracker: progress.AuditTracker, tasks: list[Task]) -> list[TaskReport]:
     """One report item per input task, in input order (tasks that never ran have no verdict).
     A repaired task is reported by its re-audit, whose verdict names the one it replaces."""
     by_instance = {instance: cid for cid, instance in tracker.correlation_ids.items()}
@@ -77,13 +78,13 @@ def task_reports(tracker: progress.AuditTracker, tasks: list[Task]) -> list[repo
         cid = by_instance.get(task.instance_id, "")
         repaired = tracker.repaired.get(cid)
         done = tracker.repairs.get(cid)
-        first = report.TaskReport(
+        first = TaskReport(
             task.instance_id, tracker.scored.get(cid), tracker.attacks.get(cid), repair=done
         )
         if repaired is not None and done is not None and done.hardened_task is not None:
             attack = tracker.reaudit_attacks.get(cid)
             items.append(
-                report.TaskReport(
+                TaskReport(
                     task.instance_id,
                     repaired,
                     attack,

@@ -7,43 +7,27 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from hackaudit.cli.repair_figures import judge_figures
+from hackaudit.cli.report_html import render_html
+from hackaudit.cli.report_model import TaskReport, evidence_path, rejected_correct
 from hackaudit.shared.contracts import (
     AttackCompleted,
-    Candidate,
     CandidateOutcome,
     CandidateVerdict,
     ProposedTest,
-    ReferenceOutcome,
-    ReferenceRole,
-    ReferenceStatus,
-    RepairCompleted,
-    Task,
     TaskScored,
 )
 
-
-@dataclass(frozen=True)
-class TaskReport:
-    instance_id: str
-    scored: TaskScored | None
-    attack: AttackCompleted | None
-    # The task as the repairer hardened it, when `scored` is the verdict of its re-audit.
-    hardened: Task | None = None
-    # For a repaired task: the first audit (its verdict and the exploits repair targeted) and
-    # what the repairer did; `repair` alone when the repair hardened nothing.
-    before: TaskReport | None = None
-    repair: RepairCompleted | None = None
+# A report's task is defined beside the page's reading of it; callers name it from here too.
+__all__ = ["TaskReport", "write_report"]
 
 
 def write_report(
     out: Path, tasks: list[TaskReport], *, missing_stages: list[str], problems: list[str]
 ) -> Path:
-    from hackaudit.cli.report_html import render_html
-
     out.mkdir(parents=True, exist_ok=True)
     tasks = sorted(tasks, key=lambda item: item.instance_id)
     rows = []
@@ -159,19 +143,6 @@ def _write_judge(out: Path, instance_id: str, scored: TaskScored) -> dict[str, o
         (out / relative).write_text(json.dumps(rationale, indent=2))
         summary["rationales"] = relative
     return summary
-
-
-def evidence_path(folder: str, candidate: Candidate) -> str:
-    """Where a candidate's diff is written, relative to the report folder."""
-    return f"{folder}/{candidate.instance_id}/{candidate.content_hash}.diff"
-
-
-def rejected_correct(attack: AttackCompleted) -> list[ReferenceOutcome]:
-    """Correct variants of gold (C+) that the task's tests reject: the over-strict evidence."""
-    pool = attack.reference.outcomes if attack.reference else ()
-    return [
-        o for o in pool if o.role is ReferenceRole.CORRECT and o.status is ReferenceStatus.REJECTED
-    ]
 
 
 def _reference_counts(attack: AttackCompleted) -> dict[str, object]:

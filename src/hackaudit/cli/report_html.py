@@ -12,7 +12,6 @@ from collections import Counter
 from collections.abc import Iterable
 from html import escape
 
-from hackaudit.cli.report import TaskReport, evidence_path, rejected_correct
 from hackaudit.cli.report_figures import (
     VERDICT_COLOURS,
     Point,
@@ -20,6 +19,7 @@ from hackaudit.cli.report_figures import (
     scatter_svg,
     wilson_interval,
 )
+from hackaudit.cli.report_model import TaskReport, evidence_path, rejected_correct
 from hackaudit.shared.contracts import (
     AttackCompleted,
     Candidate,

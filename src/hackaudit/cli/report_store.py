@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hackaudit.cli.report import TaskReport
+from hackaudit.cli.report_model import TaskReport
 from hackaudit.scorer.adapters.store import read_results
 from hackaudit.scorer.app import ScorerSettings
 from hackaudit.scorer.domain.audit import AuditState

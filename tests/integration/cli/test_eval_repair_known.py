@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from hackaudit.cli import services
+from hackaudit.cli.commands.eval_repair import check_known_patches
+from hackaudit.cli.commands.terminal import err
 from hackaudit.cli.environments import ensure_images
 from hackaudit.cli.grade import Prediction
-from hackaudit.cli.main import _check_known_patches, err
 from hackaudit.cli.repair_figures import RepairRow, known_patches
 from hackaudit.shared.contracts import RepairCompleted, TaskScored, Verdict
 from hackaudit.shared.ingest import load_tasks
@@ -70,7 +71,7 @@ def test_given_patches_are_graded_on_the_hardened_tests_beside_gold(
     )
     builders, _ = services.available()
 
-    _check_known_patches([row], known, builders)
+    check_known_patches([row], known, builders)
 
     out = " ".join(capsys.readouterr().out.split())
     assert f"{TASK_ID}: known_exploit (known wrong) on the hardened tests: still accepted" in out

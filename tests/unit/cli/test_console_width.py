@@ -9,7 +9,7 @@ import sys
 
 SHOW = (
     "from rich.table import Table\n"
-    "from hackaudit.cli.main import console\n"
+    "from hackaudit.cli.commands.terminal import console\n"
     "t = Table()\n"
     "for c in ('task', 'label', 'outcome', 'exploits by', 'candidates', 'first exploit at'):\n"
     "    t.add_column(c)\n"

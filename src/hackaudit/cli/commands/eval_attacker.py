@@ -1,0 +1,101 @@
+"""`hackaudit eval attacker`: the labelled tasks audited (without repair) and the attacker's
+recall on hackable tasks, its false alarms on robust ones, and what each task cost."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from hackaudit.cli import evaluate, services, verdicts_eval
+from hackaudit.cli.commands import audit_run
+from hackaudit.cli.commands.audit_run import LabelledAudit
+from hackaudit.cli.commands.eval_verdicts import print_confusion
+from hackaudit.cli.commands.options import (
+    LABELS,
+    ExampleTaskPaths,
+    GroundTruth,
+    StopWhenHackable,
+    expands,
+)
+from hackaudit.cli.commands.terminal import console
+from hackaudit.cli.progress import AuditTracker
+from hackaudit.shared.contracts import TaskScored
+
+
+@expands(LabelledAudit)
+def eval_attacker(
+    tasks: ExampleTaskPaths = None,
+    labels: GroundTruth = LABELS,
+    run: LabelledAudit = audit_run.DEFAULTS,
+    stop_when_hackable: StopWhenHackable = False,
+) -> None:
+    """Audit the labelled tasks and print the attacker's confusion table: recall on hackable
+    tasks, false alarms on robust ones, and what each task cost."""
+    truth = evaluate.load_labels(labels)
+    ingested = run.ingest(tasks)
+    builders, _ = services.available()
+    # The attack and the first verdict are what is measured here; repair has `eval repair`.
+    builders.pop("repairer", None)
+    tracker, audited = run.run(ingested.tasks, builders, stop_when_hackable=stop_when_hackable)
+    rows = {}
+    for cid, instance_id in tracker.correlation_ids.items():
+        if instance_id in truth:
+            rows[instance_id] = evaluate.evaluate_task(
+                instance_id, truth[instance_id], tracker.scored.get(cid),
+                tracker.attacks.get(cid), tracker.attack_seconds.get(cid, 0.0),
+            )  # fmt: skip
+    table = Table(title="attacker against the labels")
+    for column in ("task", "label", "outcome", "exploits by", "harness", "candidates",
+                   "sandbox min", "first exploit at"):  # fmt: skip
+        table.add_column(column)
+    for r in sorted(rows.values(), key=lambda r: (r.label.label, r.instance_id)):
+        table.add_row(
+            r.instance_id, r.label.label + (f" ({r.label.how})" if r.label.how else ""),
+            r.outcome, ", ".join(r.exploit_strategies) or "–", str(r.harness_exploits),
+            str(r.candidates), f"{r.sandbox_s / 60:.2f}",
+            "–" if r.first_exploit_at is None else f"candidate {r.first_exploit_at}",
+        )  # fmt: skip
+    console.print(table)
+    for r in sorted(rows.values(), key=lambda r: r.instance_id):
+        if r.budget_note:
+            console.print(f"{r.instance_id}: budget not spent in full: {r.budget_note}")
+    _print_accuracy(evaluate.accuracy(rows))
+    print_confusion(verdicts_eval.rows_for(truth, _found(tracker)))
+    run.write_report(tracker, audited)
+
+
+def _print_accuracy(acc: evaluate.Accuracy) -> None:
+    console.print(
+        f"recall on hackable tasks: {acc.hits}/{acc.hackable} = {acc.recall:.2f}; "
+        f"false alarms on robust, equivalent-hunk and over-strict tasks: "
+        f"{acc.false_alarms}/{acc.robust}; "
+        f"sanity-dropped as labelled: {acc.sanity_dropped}/{acc.sanity}"
+    )
+    if acc.known_wrong:
+        console.print(
+            f"recall on hackable tasks with a known wrong patch: "
+            f"{acc.known_wrong_hits}/{acc.known_wrong}"
+        )
+    if acc.unflagged:
+        console.print(
+            f"unflagged tasks with a confirmed exploit: {acc.unflagged_found}/{acc.unflagged} "
+            "(check each by hand: a weakness no study flagged, or a wrong confirmation)"
+        )
+
+
+def _found(tracker: AuditTracker) -> list[verdicts_eval.Found]:
+    """Every audited task's first verdict, as the confusion table reads it."""
+    return [
+        verdicts_eval.Found(
+            instance_id,
+            s.verdict.value if s else None,
+            _over_strict(s),
+            len(s.harness_exploits) if s else 0,
+        )
+        for cid, instance_id in tracker.correlation_ids.items()
+        for s in [tracker.scored.get(cid)]
+    ]
+
+
+def _over_strict(scored: TaskScored | None) -> bool:
+    d = scored.discrimination if scored is not None else None
+    return d is not None and d.over_strict

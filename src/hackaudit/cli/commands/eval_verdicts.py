@@ -1,0 +1,71 @@
+"""`hackaudit eval verdicts`: a finished audit's verdicts against the labels, in the confusion
+table that `eval attacker` prints too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from hackaudit.cli import evaluate, verdicts_eval
+from hackaudit.cli.commands.options import LABELS, REPORT_DIR, GroundTruth
+from hackaudit.cli.commands.terminal import console, err
+
+
+def eval_verdicts(
+    report_dir: Annotated[
+        Path, typer.Argument(help="A report folder written by `audit` or `report`.")
+    ] = REPORT_DIR,
+    labels: GroundTruth = LABELS,
+) -> None:
+    """The verdicts of a finished audit against the labels: hackable tasks FIX, robust ones KEEP,
+    broken / flaky / empty-passes DROP, over-strict ones reported over-strict. Exits 1 if any
+    labelled task did not get what its label needs."""
+    truth = evaluate.load_labels(labels)
+    path = report_dir / "report.json"
+    try:
+        rows = json.loads(path.read_text())["tasks"]
+        found = [
+            verdicts_eval.Found(
+                # a repaired task is judged by the verdict its first audit gave
+                r["instance_id"],
+                (r.get("before_repair") or {}).get("verdict", r.get("verdict")),
+                bool((r.get("discrimination") or {}).get("rejected_correct")),
+                int(r.get("harness_exploits") or 0),
+            )
+            for r in rows
+        ]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        err.print(f"[red]{path}: not a hackaudit report[/] ({exc})")
+        raise typer.Exit(2) from exc
+    table_rows = verdicts_eval.rows_for(truth, found)
+    if not table_rows:
+        err.print(f"[red]{path}: no task of {labels} in this report[/]")
+        raise typer.Exit(2)
+    print_confusion(table_rows)
+    if any(r.as_expected is False for r in table_rows):
+        raise typer.Exit(1)
+
+
+def print_confusion(rows: list[verdicts_eval.VerdictRow]) -> None:
+    table = Table(title="verdicts against the labels")
+    for column in ("label", *verdicts_eval.VERDICT_COLUMNS, "over-strict", "needed", "met"):
+        table.add_column(column)
+    matrix = verdicts_eval.confusion(rows)
+    for label, counts in sorted(matrix.counts.items()):
+        group = [r for r in rows if r.label == label]
+        met = [r.as_expected for r in group if r.as_expected is not None]
+        table.add_row(
+            label, *(str(counts.get(v, 0)) for v in verdicts_eval.VERDICT_COLUMNS),
+            str(matrix.over_strict.get(label, 0)), group[0].expected,
+            f"{sum(met)}/{len(met)}" if met else "–",
+        )  # fmt: skip
+    console.print(table)
+    console.print(matrix.line())
+    for row in rows:
+        if row.as_expected is False:
+            got = "not reported over-strict" if row.label == "over_strict" else row.verdict
+            console.print(f"  {row.instance_id} ({row.label}): {got}, needed {row.expected}")

@@ -1,0 +1,162 @@
+"""`hackaudit tasks validate` and `tasks grade`: task files checked, and given patches graded,
+through the sandbox alone, with no audit around them."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from hackaudit.cli import runs, runtime, services, stops
+from hackaudit.cli.commands.options import ReposDir, TaskPaths
+from hackaudit.cli.commands.terminal import console, err, fail, ingest, stage_bar, use_repos
+from hackaudit.shared.contracts import RunCompleted, RunRequested
+from hackaudit.shared.errors import HackauditError
+from hackaudit.shared.service import running
+from hackaudit.shared.settings import BusSettings
+
+
+def tasks_validate(
+    tasks: TaskPaths,
+    repeats: Annotated[int, typer.Option(help="Gold runs per task, to expose flakiness.")] = 5,
+    repos: ReposDir = None,
+) -> None:
+    """SWE-bench's check through the sandbox: without a fix FAIL_TO_PASS fails; with gold, every
+    FAIL_TO_PASS and PASS_TO_PASS test passes, every time. Exits 1 if any task is flagged."""
+    use_repos(repos)
+    from hackaudit.cli.environments import ensure_images
+    from hackaudit.cli.validate import REQUESTER, TaskValidity, ValidationRuns, Validity
+
+    ingested = ingest(tasks)
+    ready = ensure_images(ingested.tasks, err)
+    settings = BusSettings()
+    sandbox = _sandbox("validated")
+    batch = uuid.uuid4().hex[:8]
+    orders = [ValidationRuns.for_task(t, repeats=repeats, batch=batch) for t in ready.tasks]
+    flat = [r for o in orders for r in (o.before, o.gold)]
+    results = _run_in_sandbox(sandbox, settings, flat, requester=REQUESTER, bar="validation runs")
+    table = Table(title="task validation")
+    for column in ("task", "verdict", "detail"):
+        table.add_column(column)
+    verdicts = [
+        TaskValidity(o.instance_id, Validity.ERROR, f"no image: {o.reason}") for o in ready.failed
+    ] + [order.judge(results) for order in orders]
+    for v in verdicts:
+        colour = "red" if v.flagged else ("yellow" if v.validity is not Validity.VALID else "green")
+        table.add_row(v.instance_id, f"[{colour}]{v.validity.value}[/]", escape(v.detail))
+    flagged = sum(v.flagged for v in verdicts)
+    console.print(table)
+    console.print(f"{len(ingested.tasks) - flagged} passed, {flagged} flagged")
+    if flagged:
+        raise typer.Exit(1)
+
+
+def tasks_grade(
+    tasks: TaskPaths,
+    predictions: Annotated[
+        Path,
+        typer.Option(help="SWE-bench predictions (instance_id, model_patch, model_name_or_path)."),
+    ],
+    variants: Annotated[
+        Path | None,
+        typer.Option(help="Other test suites per task: {id: [{name, test_patch, FAIL_TO_PASS}]}."),
+    ] = None,
+    gold_repeats: Annotated[int, typer.Option(help="Gold runs per test suite.")] = 1,
+    out: Annotated[Path | None, typer.Option(help="Write every graded row here (JSON).")] = None,
+    repos: ReposDir = None,
+) -> None:
+    """Grade given patches as each task's environment does, under its own tests and any variant
+    suites; lists the patches the official tests reward and a variant (that gold passes) rejects."""
+    from hackaudit.cli import grade
+    from hackaudit.cli.environments import ensure_images
+
+    use_repos(repos)
+    ingested = ingest(tasks)
+    try:
+        given = grade.load_predictions(predictions)
+        suites = grade.load_variants(variants) if variants else {}
+    except grade.GradeInputError as exc:
+        raise fail(exc, 2) from exc
+    known = {t.instance_id for t in ingested.tasks}
+    for name in sorted({p.instance_id for p in given} - known):
+        err.print(f"[yellow]skipped[/]: predictions for {escape(name)}: no such task")
+    ready = ensure_images(ingested.tasks, err)
+    for failed in ready.failed:
+        err.print(f"[red]no image[/] for {escape(failed.instance_id)}: {escape(failed.reason)}")
+    sandbox = _sandbox("graded")
+    settings = BusSettings()
+    orders = grade.grade_orders(
+        ready.tasks, given, suites, batch=uuid.uuid4().hex[:8], gold_repeats=gold_repeats
+    )
+    requests = [o.request for o in orders]
+    results = _run_in_sandbox(
+        sandbox, settings, requests, requester=grade.REQUESTER, bar="grading runs"
+    )
+    rows = grade.grade_rows(orders, results)
+    table = Table(title="graded patches")
+    for column in ("task", "patch", "tests", "outcome", "failing"):
+        table.add_column(column)
+    for row in rows:
+        colour = "green" if row.outcome == "resolved" else "red"
+        failing = ", ".join(row.failing[:3]) + (" …" if len(row.failing) > 3 else "")
+        table.add_row(
+            row.instance_id, escape(row.patch_name), escape(row.variant),
+            f"[{colour}]{row.outcome}[/]", escape(failing or row.reason[:80]),
+        )  # fmt: skip
+    console.print(table)
+    findings, unusable = grade.wrong_but_rewarded(rows)
+    for instance_id, variant in unusable:
+        console.print(f"[yellow]not used[/]: {instance_id} {variant}: gold is not resolved there")
+    for f in findings:
+        console.print(
+            f"[bold]rewarded but wrong[/]: {f.instance_id} {escape(f.patch_name)} "
+            f"(official tests pass it, {escape(f.variant)} rejects it, gold passes both)"
+        )
+    console.print(f"{len(findings)} wrong patches rewarded by the official tests")
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "rows": [r.as_json() for r in rows],
+            "rewarded_but_wrong": [f.__dict__ for f in findings],
+            "unusable_variants": [{"instance_id": i, "variant": v} for i, v in unusable],
+        }
+        out.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+def _sandbox(what_for: str) -> services.Builder:
+    """The sandbox service's builder; exits 2 when the sandbox is not built."""
+    sandbox = services.builder("sandbox")
+    if sandbox is None:
+        err.print(f"[red]the sandbox is not built: nothing can be {what_for}[/]")
+        raise typer.Exit(2)
+    return sandbox
+
+
+def _run_in_sandbox(
+    sandbox: services.Builder,
+    settings: BusSettings,
+    requests: Sequence[RunRequested],
+    *,
+    requester: str,
+    bar: str,
+) -> dict[str, RunCompleted]:
+    """Run these requests on a sandbox started for them, one progress bar counting results."""
+
+    async def run_all() -> dict[str, RunCompleted]:
+        settings.state_dir.mkdir(parents=True, exist_ok=True)
+        with runtime.bus_url(settings) as url, stage_bar(bar, len(requests)) as tick:
+            async with running(url, sandbox(settings), settings):
+                return await runs.run_requests(
+                    url, settings, requests, requester=requester, on_result=lambda _: tick()
+                )
+
+    try:
+        return stops.run(run_all())
+    except HackauditError as exc:
+        raise fail(exc) from exc

@@ -1,0 +1,44 @@
+"""What a report is made of, apart from how it is written: one task's verdict and attack as the
+report shows them, and the two readings of an attack that both the files (`report`) and the page
+(`report_html`) need: where a candidate's diff lies and which correct variants the tests reject."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hackaudit.shared.contracts import (
+    AttackCompleted,
+    Candidate,
+    ReferenceOutcome,
+    ReferenceRole,
+    ReferenceStatus,
+    RepairCompleted,
+    Task,
+    TaskScored,
+)
+
+
+@dataclass(frozen=True)
+class TaskReport:
+    instance_id: str
+    scored: TaskScored | None
+    attack: AttackCompleted | None
+    # The task as the repairer hardened it, when `scored` is the verdict of its re-audit.
+    hardened: Task | None = None
+    # For a repaired task: the first audit (its verdict and the exploits repair targeted) and
+    # what the repairer did; `repair` alone when the repair hardened nothing.
+    before: TaskReport | None = None
+    repair: RepairCompleted | None = None
+
+
+def evidence_path(folder: str, candidate: Candidate) -> str:
+    """Where a candidate's diff is written, relative to the report folder."""
+    return f"{folder}/{candidate.instance_id}/{candidate.content_hash}.diff"
+
+
+def rejected_correct(attack: AttackCompleted) -> list[ReferenceOutcome]:
+    """Correct variants of gold (C+) that the task's tests reject: the over-strict evidence."""
+    pool = attack.reference.outcomes if attack.reference else ()
+    return [
+        o for o in pool if o.role is ReferenceRole.CORRECT and o.status is ReferenceStatus.REJECTED
+    ]
