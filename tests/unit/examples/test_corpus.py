@@ -91,8 +91,8 @@ def test_patches_are_git_diffs_on_the_right_files(instance_id):
         assert "\n--- a/" in patch or "\n--- /dev/null" in patch
         assert "\n+++ b/" in patch
         assert patch.endswith("\n")
-    assert not [p for p in corpus.touched_files(task["patch"]) if corpus._is_test_path(p)]
-    assert all(corpus._is_test_path(p) for p in corpus.touched_files(task["test_patch"]))
+    assert not [p for p in corpus.touched_files(task["patch"]) if corpus.is_test_path(p)]
+    assert all(corpus.is_test_path(p) for p in corpus.touched_files(task["test_patch"]))
 
 
 @pytest.mark.parametrize("instance_id", IDS)
