@@ -249,6 +249,11 @@ def test_drop_hunk_renumbers_the_rest():
     assert len(corpus.hunks(dropped)) == 1
 
 
+def test_added_lines_leave_out_docstring_lines_by_their_number_in_the_patched_file():
+    assert [t for _h, _i, t in corpus.added_lines(_TWO_HUNKS, {"m.py": {2}})] == ["y = 3"]
+    assert [t for _h, _i, t in corpus.added_lines(_TWO_HUNKS, {"m.py": {12}})] == ["b = 2"]
+
+
 def test_drop_added_line_recounts():
     (hunk_index, line_index, text), *_ = corpus.added_lines(_TWO_HUNKS)
     assert text == "b = 2"
