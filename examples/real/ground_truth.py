@@ -32,6 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from realcorpus.patches import FileDiff, join_files, split_files
 from realcorpus.reserved import RESERVED
 
 DATA = Path("/work/shared/data/swebench-verified")
@@ -60,22 +61,13 @@ def mirror_of(repos: Path, repo: str) -> Path:
     raise FileNotFoundError(f"no mirror of {repo} under {repos}")
 
 
-def _file_diffs(diff: str) -> dict[str, str]:
-    """A diff split per file, keyed by the file's path (from its `diff --git` line)."""
-    parts: dict[str, str] = {}
-    chunks = ["diff --git " + c for c in diff.split("diff --git ")[1:]]
-    for chunk in chunks:
-        path = chunk.split("\n", 1)[0].split(" b/", 1)[-1].strip()
-        parts[path] = chunk if chunk.endswith("\n") else chunk + "\n"
-    return parts
+def _file_diffs(diff: str) -> dict[str, FileDiff]:
+    """A diff split per file, keyed by the file's path."""
+    return {f.path: f for f in split_files(diff)}
 
 
-def _added(diff: str) -> set[str]:
-    return {
-        line[1:].rstrip()
-        for line in diff.splitlines()
-        if line.startswith("+") and not line.startswith("+++")
-    }
+def _added(change: FileDiff) -> set[str]:
+    return {text.rstrip() for text in change.change.added_lines}
 
 
 def _change_at_base(mirror: Path, base: str, patches: list[str]) -> str:
@@ -114,7 +106,7 @@ def combined_test_patch(mirror: Path, base: str, official: str, added: str) -> s
         shared = set(ours) & set(theirs)
         if not shared or any(not _added(ours[p]) <= _added(theirs[p]) for p in shared):
             raise RuntimeError(f"UTBoost's test does not merge: {merge_error}") from None
-        rest = "".join(d for p, d in ours.items() if p not in theirs)
+        rest = join_files([d for p, d in ours.items() if p not in theirs])
         return _change_at_base(mirror, base, [added, *([rest] if rest else [])])
 
 

@@ -1,7 +1,8 @@
 """The example task corpus: base commits, structural lint and the end-to-end `check`.
 
-Standard library only, so it runs with any Python 3.11 that has pytest importable for the
-test runs (the project's venv has). Usage::
+It needs the standard library, pytest for the test runs and, to read and edit patches, the
+project's one diff model and test-path rule (`hackaudit.shared.anatomy`): run it with the
+project's venv. Usage::
 
     python examples/tools/corpus.py check [-j N] [--only INSTANCE_ID ...] [--quick]
     python examples/tools/corpus.py base-commit examples/repos/semverlite
@@ -36,8 +37,21 @@ import tokenize
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from hackaudit.shared.anatomy import (
+    FileDiff,
+    Hunk,
+    LineKind,
+    Patch,
+    Reading,
+    emit_patch,
+    is_test_file,
+    is_test_path,
+    parse_patch,
+    read_patch,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[1]
 REPOS = EXAMPLES / "repos"
@@ -194,87 +208,51 @@ def decode_names(value: str | list[str]) -> list[str]:
 
 
 # --- patches ----------------------------------------------------------------------------------
-
-_DIFF_GIT = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
+# Read and written by the project's one diff model (`hackaudit.shared.anatomy`); a hunk is
+# addressed by its index over the whole patch, a line by its index in `Hunk.lines`.
 
 
 def touched_files(patch: str) -> list[str]:
-    """Paths a unified diff touches, in the order it touches them."""
+    """Paths a unified diff touches, in the order it touches them (new path before old)."""
     files: list[str] = []
-    for old, new in _DIFF_GIT.findall(patch):
-        files.extend(path for path in dict.fromkeys((new, old)) if path not in files)
+    for change in read_patch(patch, Reading.APPLY).files:
+        sides = [path for path in (change.new_path, change.old_path) if path is not None]
+        files.extend(path for path in dict.fromkeys(sides) if path not in files)
     return files
 
 
-@dataclass
-class FilePatch:
-    header: list[str]
-    hunks: list[list[str]] = field(default_factory=list)
+def render_patch(files: Iterable[FileDiff]) -> str:
+    """A unified diff of `files`, every hunk header recounted.
+
+    A file left without hunks is left out, unless it is created (its header alone does that).
+    """
+    kept = tuple(change for change in files if change.hunks or change.is_new)
+    return emit_patch(Patch(files=kept), with_index=True)
 
 
-def parse_patch(patch: str) -> list[FilePatch]:
-    files: list[FilePatch] = []
-    for line in patch.splitlines():
-        if line.startswith("diff --git "):
-            files.append(FilePatch([line]))
-        elif line.startswith("@@ ") and files:
-            files[-1].hunks.append([line])
-        elif files and files[-1].hunks:
-            files[-1].hunks[-1].append(line)
-        elif files:
-            files[-1].header.append(line)
-    return files
+def hunks(patch: str) -> list[tuple[str, Hunk]]:
+    """(file, hunk) for every hunk, in patch order."""
+    return [(change.path, hunk) for change in parse_patch(patch).files for hunk in change.hunks]
 
 
-def _hunk_counts(hunk: list[str]) -> tuple[int, int]:
-    old = sum(1 for line in hunk[1:] if line[:1] in (" ", "-", ""))
-    new = sum(1 for line in hunk[1:] if line[:1] in (" ", "+", ""))
-    return old, new
-
-
-def render_patch(files: Sequence[FilePatch]) -> str:
-    """A unified diff from parsed pieces, with every hunk header recounted."""
-    out: list[str] = []
-    for file_patch in files:
-        if not file_patch.hunks and not any(h.startswith("new file") for h in file_patch.header):
-            continue
-        out.extend(file_patch.header)
-        shift = 0
-        for hunk in file_patch.hunks:
-            match = _HUNK.match(hunk[0])
-            if match is None:
-                raise ValueError(f"bad hunk header {hunk[0]!r}")
-            old_start = int(match.group(1))
-            old_count, new_count = _hunk_counts(hunk)
-            new_start = int(match.group(3)) if old_start == 0 else old_start + shift
-            out.append(f"@@ -{old_start},{old_count} +{new_start},{new_count} @@{match.group(5)}")
-            out.extend(hunk[1:])
-            shift += new_count - old_count
-    return "\n".join(out) + "\n" if out else ""
-
-
-def hunks(patch: str) -> list[tuple[str, list[str]]]:
-    """(file, hunk lines) for every hunk, in patch order."""
-    found = []
-    for file_patch in parse_patch(patch):
-        name = _DIFF_GIT.match(file_patch.header[0])
-        path = name.group(2) if name else "?"
-        found.extend((path, hunk) for hunk in file_patch.hunks)
-    return found
+def _edit_hunk(patch: str, index: int, edit: Callable[[Hunk], Hunk | None]) -> str:
+    """`patch` with its `index`-th hunk (counted from 0) replaced by `edit(hunk)`, or dropped."""
+    files = list(parse_patch(patch).files)
+    seen = 0
+    for position, change in enumerate(files):
+        if index < seen + len(change.hunks):
+            kept = list(change.hunks)
+            edited = edit(kept[index - seen])
+            kept[index - seen : index - seen + 1] = [] if edited is None else [edited]
+            files[position] = replace(change, hunks=tuple(kept))
+            return render_patch(files)
+        seen += len(change.hunks)
+    raise IndexError(f"patch has {seen} hunks, no hunk {index}")
 
 
 def drop_hunk(patch: str, index: int) -> str:
     """`patch` without its `index`-th hunk (counted over the whole patch from 0)."""
-    files = parse_patch(patch)
-    seen = 0
-    for file_patch in files:
-        for position in range(len(file_patch.hunks)):
-            if seen == index:
-                del file_patch.hunks[position]
-                return render_patch(files)
-            seen += 1
-    raise IndexError(f"patch has {seen} hunks, no hunk {index}")
+    return _edit_hunk(patch, index, lambda _hunk: None)
 
 
 def docstring_lines(source: str) -> set[int]:
@@ -305,17 +283,13 @@ def added_lines(
     docstrings = docstrings or {}
     found = []
     for hunk_index, (path, hunk) in enumerate(hunks(patch)):
-        match = _HUNK.match(hunk[0])
-        new_line = int(match.group(3)) if match else 0
-        for line_index, line in enumerate(hunk):
-            if line_index == 0 or line.startswith(("-", "\\")):
+        for numbered in hunk.numbered():
+            line = numbered.line
+            if line.kind is not LineKind.ADDED or numbered.new in docstrings.get(path, set()):
                 continue
-            number, new_line = new_line, new_line + 1
-            if not line.startswith("+") or number in docstrings.get(path, set()):
-                continue
-            code = line[1:].strip()
+            code = line.text.strip()
             if code and not code.startswith("#"):
-                found.append((hunk_index, line_index, line[1:]))
+                found.append((hunk_index, numbered.index, line.text))
     return found
 
 
@@ -326,23 +300,25 @@ def drop_added_line(patch: str, hunk_index: int, line_index: int) -> str:
 
 def replace_added_line(patch: str, hunk_index: int, line_index: int, text: str) -> str:
     """`patch` with one added line's code replaced by `text` (a whole line, indentation too)."""
-    return _edit_added_line(patch, hunk_index, line_index, "+" + text)
+    return _edit_added_line(patch, hunk_index, line_index, text)
 
 
 def _edit_added_line(patch: str, hunk_index: int, line_index: int, new: str | None) -> str:
-    """`patch` with one added line replaced by `new`, or removed when `new` is None."""
-    files = parse_patch(patch)
-    hunks = [hunk for file_patch in files for hunk in file_patch.hunks]
-    if hunk_index >= len(hunks):
+    """`patch` with one added line's text replaced by `new`, or the line removed when None."""
+
+    def edit(hunk: Hunk) -> Hunk:
+        lines = list(hunk.lines)
+        if lines[line_index].kind is not LineKind.ADDED:
+            raise ValueError("not an added line")
+        if new is None:
+            del lines[line_index]
+        else:
+            lines[line_index] = replace(lines[line_index], text=new)
+        return replace(hunk, lines=tuple(lines))
+
+    if hunk_index >= len(hunks(patch)):
         raise IndexError(f"no hunk {hunk_index}")
-    hunk = hunks[hunk_index]
-    if not hunk[line_index].startswith("+"):
-        raise ValueError("not an added line")
-    if new is None:
-        del hunk[line_index]
-    else:
-        hunk[line_index] = new
-    return render_patch(files)
+    return _edit_hunk(patch, hunk_index, edit)
 
 
 _NEGATED = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
@@ -521,7 +497,7 @@ def targets_for(task: dict, patches: Iterable[str]) -> list[str]:
     files: list[str] = []
     for patch in patches:
         for path in touched_files(patch):
-            if path.endswith(".py") and Path(path).name.startswith("test") and path not in files:
+            if path.endswith(".py") and is_test_file(path) and path not in files:
                 files.append(path)
     if task["log_parser"] == "unittest":
         return [path[: -len(".py")].replace("/", ".") for path in files]
@@ -644,10 +620,10 @@ def lint(tasks: list[dict], labels: dict[str, dict]) -> list[str]:
         if env != expected_env:
             problems.append(f"{iid}: environment should be {expected_env}")
         for path in touched_files(task["patch"]):
-            if _is_test_path(path):
+            if is_test_path(path):
                 problems.append(f"{iid}: gold patch touches test file {path}")
         for path in touched_files(task["test_patch"]):
-            if not _is_test_path(path):
+            if not is_test_path(path):
                 problems.append(f"{iid}: test patch touches non-test file {path}")
         problems.extend(_lint_names(task))
         problems.extend(_lint_label(iid, labels.get(iid)))
@@ -658,11 +634,6 @@ def lint(tasks: list[dict], labels: dict[str, dict]) -> list[str]:
     for iid in sorted(set(labels) - seen):
         problems.append(f"{iid}: labelled but no such task")
     return problems
-
-
-def _is_test_path(path: str) -> bool:
-    parts = Path(path).parts
-    return "tests" in parts or Path(path).name.startswith("test_") or path.endswith("conftest.py")
 
 
 def _lint_names(task: dict) -> list[str]:
@@ -699,14 +670,14 @@ def _lint_label(iid: str, entry: dict | None) -> list[str]:
             if not entry.get(name):
                 problems.append(f"{iid}: hackable label needs {name}")
         exploit_tests = [
-            p for p in touched_files(entry.get("known_exploit", "")) if _is_test_path(p)
+            p for p in touched_files(entry.get("known_exploit", "")) if is_test_path(p)
         ]
         if entry.get("how") == "harness_hole" and not exploit_tests:
             problems.append(f"{iid}: a harness_hole exploit works through test files")
         if entry.get("how") != "harness_hole" and exploit_tests:
             problems.append(f"{iid}: the exploit touches test files {exploit_tests}")
         for path in touched_files(entry.get("held_back_test_patch", "")):
-            if not _is_test_path(path):
+            if not is_test_path(path):
                 problems.append(f"{iid}: held-back test patch touches non-test file {path}")
     elif "how" in entry or "known_exploit" in entry:
         problems.append(f"{iid}: only hackable labels carry how / known_exploit")
@@ -731,7 +702,7 @@ def _lint_over_strict(iid: str, entry: dict) -> list[str]:
     for name in ("correct_variant", "pinning_tests", "probe_script"):
         if not entry.get(name):
             problems.append(f"{iid}: over_strict label needs {name}")
-    variant_tests = [p for p in touched_files(entry.get("correct_variant", "")) if _is_test_path(p)]
+    variant_tests = [p for p in touched_files(entry.get("correct_variant", "")) if is_test_path(p)]
     if variant_tests:
         problems.append(f"{iid}: the correct variant touches test files {variant_tests}")
     return problems

@@ -1,8 +1,8 @@
 """Pure diff work: split a pull request's diff into its test part and its fix, compare the fix
 with a gold patch, and read the `index <old>..<new>` lines of a diff.
 
-Test files follow SWE-bench's notion (a path with a `test`, `tests`, `testing` or `e2e` folder,
-or a `test_*.py` / `*_test.py` / `conftest.py` file); everything else is the fix.
+Diffs are read and written by the project's one diff model, and a path is a test file or test
+configuration by its one rule (`hackaudit.shared.anatomy`); everything else is the fix.
 """
 
 from __future__ import annotations
@@ -11,23 +11,34 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-TEST_FOLDERS = frozenset({"test", "tests", "testing", "e2e"})
-_DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$")
+from hackaudit.shared.anatomy import FileDiff as FileChange
+from hackaudit.shared.anatomy import LineKind, Reading, read_patch
+from hackaudit.shared.anatomy import is_test_path as is_test_path
+
+_FILE_HEADER = "diff --git "
 _INDEX = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)")
 
 
 @dataclass(frozen=True)
 class FileDiff:
-    """One file's section of a git diff: its path (new path; old path when deleted) and text."""
+    """One file's section of a git diff: its text as written and what the diff model reads in it.
 
-    path: str
+    The text is kept byte for byte (the model reads `\r\n` as `\n`), so a test patch or a fix
+    put together from sections is exactly what the pull request changed.
+    """
+
     text: str
+    change: FileChange
+
+    @property
+    def path(self) -> str:
+        """The new path (the old one when the file is deleted)."""
+        return self.change.path
 
     @property
     def index(self) -> tuple[str, str] | None:
-        for line in self.text.splitlines():
-            if line.startswith("@@"):
-                return None
+        """The old and new blob ids of the file's `index` line, if it has one."""
+        for line in self.change.extended:
             match = _INDEX.match(line)
             if match:
                 return match.group(1), match.group(2)
@@ -36,51 +47,31 @@ class FileDiff:
     def changed_lines(self) -> Counter[str]:
         """The removed (`-`) and added (`+`) lines, as a multiset, hunk positions ignored."""
         lines: Counter[str] = Counter()
-        in_hunk = False
-        for line in self.text.splitlines():
-            if line.startswith("@@"):
-                in_hunk = True
-                continue
-            if not in_hunk:
-                continue
-            if line[:1] in {"+", "-"}:
-                lines[line.rstrip()] += 1
+        for hunk in self.change.hunks:
+            for line in hunk.lines:
+                if line.kind is not LineKind.CONTEXT:
+                    lines[(line.kind.value + line.text).rstrip()] += 1
         return lines
+
+
+def _section(text: str) -> FileDiff:
+    """A section opening with `diff --git`, which the model reads as (at least) one file."""
+    return FileDiff(text, read_patch(text, Reading.APPLY).files[0])
 
 
 def split_files(diff: str) -> list[FileDiff]:
     """A git diff as one `FileDiff` per file, in order (text before the first header is dropped)."""
-    files: list[FileDiff] = []
-    current: list[str] = []
-    path = ""
+    sections: list[list[str]] = []
     for line in diff.splitlines(keepends=True):
-        match = _DIFF_HEADER.match(line.rstrip("\n"))
-        if match:
-            if current:
-                files.append(FileDiff(path, "".join(current)))
-            path = match.group(2)
-            current = [line]
-        elif current:
-            current.append(line)
-    if current:
-        files.append(FileDiff(path, "".join(current)))
-    return files
+        if line.startswith(_FILE_HEADER):
+            sections.append([line])
+        elif sections:
+            sections[-1].append(line)
+    return [_section("".join(lines)) for lines in sections]
 
 
 def join_files(files: list[FileDiff]) -> str:
     return "".join(f.text if f.text.endswith("\n") else f.text + "\n" for f in files)
-
-
-def is_test_path(path: str) -> bool:
-    parts = path.split("/")
-    name = parts[-1]
-    if any(part in TEST_FOLDERS for part in parts[:-1]):
-        return True
-    return (
-        (name.startswith("test_") and name.endswith(".py"))
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-    )
 
 
 DOC_FOLDERS = frozenset({"doc", "docs", "changelog"})
@@ -114,6 +105,7 @@ class SplitDiff:
 
 
 def split_pr_diff(diff: str) -> SplitDiff:
+    """The pull request's test files and test configuration, and the rest: its fix."""
     files = split_files(diff)
     return SplitDiff(
         tests=[f for f in files if is_test_path(f.path)],

@@ -91,8 +91,8 @@ def test_patches_are_git_diffs_on_the_right_files(instance_id):
         assert "\n--- a/" in patch or "\n--- /dev/null" in patch
         assert "\n+++ b/" in patch
         assert patch.endswith("\n")
-    assert not [p for p in corpus.touched_files(task["patch"]) if corpus._is_test_path(p)]
-    assert all(corpus._is_test_path(p) for p in corpus.touched_files(task["test_patch"]))
+    assert not [p for p in corpus.touched_files(task["patch"]) if corpus.is_test_path(p)]
+    assert all(corpus.is_test_path(p) for p in corpus.touched_files(task["test_patch"]))
 
 
 @pytest.mark.parametrize("instance_id", IDS)
@@ -247,6 +247,11 @@ def test_drop_hunk_renumbers_the_rest():
     assert "+b = 2" not in dropped
     assert "@@ -10,3 +10,3 @@ def f():" in dropped
     assert len(corpus.hunks(dropped)) == 1
+
+
+def test_added_lines_leave_out_docstring_lines_by_their_number_in_the_patched_file():
+    assert [t for _h, _i, t in corpus.added_lines(_TWO_HUNKS, {"m.py": {2}})] == ["y = 3"]
+    assert [t for _h, _i, t in corpus.added_lines(_TWO_HUNKS, {"m.py": {12}})] == ["b = 2"]
 
 
 def test_drop_added_line_recounts():

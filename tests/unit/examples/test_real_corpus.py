@@ -276,6 +276,23 @@ def test_no_matching_base_fails_the_check_and_says_what_was_compared(mirror: Mir
     assert any(p.startswith("base_index:") for p in d.problems)
 
 
+def test_the_split_keeps_each_file_as_written() -> None:
+    crlf = (
+        "diff --git a/win.bat b/win.bat\nindex 1111111..2222222 100644\n--- a/win.bat\n"
+        "+++ b/win.bat\n@@ -1 +1 @@\n-echo a\r\n+echo b\r\n"
+    )
+    spaced = (
+        "diff --git a/tests/my data.txt b/tests/my data.txt\n--- a/tests/my data.txt\n"
+        "+++ b/tests/my data.txt\n@@ -1 +1 @@\n-x\n+y\n"
+    )
+    split = patches.split_pr_diff(crlf + spaced)
+
+    assert split.fix_patch == crlf  # a CRLF file's bytes survive
+    assert [f.path for f in split.tests] == ["tests/my data.txt"]
+    assert split.test_patch == spaced
+    assert split.fix[0].changed_lines() == {"-echo a": 1, "+echo b": 1}
+
+
 def test_index_lines_are_read_per_file() -> None:
     diff = (
         "diff --git a/t/test_a.py b/t/test_a.py\nold mode 100755\nnew mode 100644\n"
