@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -48,3 +49,20 @@ def hackaudit(
         [sys.executable, "-m", "hackaudit.cli", *args],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False,
     )  # fmt: skip
+
+
+def picked_tasks(tmp_path: Path, picked: set[str]) -> Path:
+    """A task file under `tmp_path` holding the example tasks `picked`, beside a copy of the
+    environment sources (they are found relative to the task file)."""
+    rows = [
+        line
+        for path in sorted((EXAMPLES / "tasks").glob("*.jsonl"))
+        for line in path.read_text().splitlines()
+        if json.loads(line)["instance_id"] in picked
+    ]
+    assert len(rows) == len(picked), "every picked task is in the corpus"
+    shutil.copytree(EXAMPLES / "repos", tmp_path / "repos")
+    (tmp_path / "tasks").mkdir()
+    tasks = tmp_path / "tasks" / "picked.jsonl"
+    tasks.write_text("\n".join(rows) + "\n")
+    return tasks

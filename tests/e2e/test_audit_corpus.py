@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import EXAMPLES, hackaudit
+from tests.e2e.conftest import hackaudit, picked_tasks
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -21,18 +20,7 @@ PICKED = {
 
 
 def test_audit_gives_every_task_a_verdict_with_evidence(tmp_path: Path) -> None:
-    tasks = tmp_path / "tasks.jsonl"
-    rows = [
-        line
-        for path in sorted((EXAMPLES / "tasks").glob("*.jsonl"))
-        for line in path.read_text().splitlines()
-        if json.loads(line)["instance_id"] in PICKED
-    ]
-    # the environment sources are relative to the task file: keep them resolvable
-    shutil.copytree(EXAMPLES / "repos", tmp_path / "repos")
-    (tmp_path / "tasks").mkdir()
-    tasks = tmp_path / "tasks" / "picked.jsonl"
-    tasks.write_text("\n".join(rows) + "\n")
+    tasks = picked_tasks(tmp_path, PICKED)
     out = tmp_path / "report"
 
     done = hackaudit(tmp_path, "audit", str(tasks), "--out", str(out), "-k", "4", "-r", "1")

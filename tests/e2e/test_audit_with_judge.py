@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import pytest
 
 from hackaudit.scorer.adapters.store import read_results
-from tests.e2e.conftest import EXAMPLES, REPO, hackaudit
+from tests.e2e.conftest import REPO, hackaudit, picked_tasks
 
 sys.path.insert(0, str(REPO / "tests" / "component" / "judge"))
 from fake_judge_api import Answer, serve
@@ -36,16 +35,7 @@ def by_reference(body: dict[str, Any]) -> Answer:
 
 
 def test_audit_with_a_judge_reports_f1_and_keeps_the_rationales(tmp_path: Path) -> None:
-    rows = [
-        line
-        for path in sorted((EXAMPLES / "tasks").glob("*.jsonl"))
-        for line in path.read_text().splitlines()
-        if json.loads(line)["instance_id"] in PICKED
-    ]
-    shutil.copytree(EXAMPLES / "repos", tmp_path / "repos")
-    (tmp_path / "tasks").mkdir()
-    tasks = tmp_path / "tasks" / "picked.jsonl"
-    tasks.write_text("\n".join(rows) + "\n")
+    tasks = picked_tasks(tmp_path, PICKED)
     out = tmp_path / "report"
     with serve() as (url, api):
         api.respond = by_reference

@@ -1,7 +1,9 @@
 """The reference pool on the real engine, for an example task (spanlib-1, pytest): gold and its
 rewrites that probes show equal to gold are accepted by the task's tests, the empty patch is
 rejected, and every sampled mutant is either rejected, accepted and confirmed incorrect, or left
-out as not shown incorrect — with the sandbox-seconds the pool took."""
+out as not shown incorrect — with the sandbox-seconds the pool took. spanlib-1 is robust: none of
+its correct members is rejected (on the over-strict slugkit tasks one is, as
+`test_attacker_reference_overstrict_docker.py` checks)."""
 
 from __future__ import annotations
 
@@ -67,6 +69,9 @@ async def test_pool_on_an_example_task(engine: None, sandbox) -> None:
     accepted = [o for o in probed if o.status is ReferenceStatus.ACCEPTED]
     assert accepted and all("probes show it equal to gold" in o.evidence for o in accepted), report
     assert by_kind[ref.EMPTY].status is ReferenceStatus.REJECTED, report
+    # a robust task: no correct variant is rejected (no test pins anything beyond the behaviour)
+    correct = [o for o in pool.outcomes if o.role is ReferenceRole.CORRECT]
+    assert [o.kind for o in correct if o.status is ReferenceStatus.REJECTED] == [], report
 
     mutants = [o for o in pool.outcomes if o.role is ReferenceRole.INCORRECT and o.kind != "empty"]
     assert len(mutants) == 3, report
