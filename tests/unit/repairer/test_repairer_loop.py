@@ -4,6 +4,7 @@ the final FAIL_TO_PASS / PASS_TO_PASS, and resuming a crashed repair without rep
 
 from __future__ import annotations
 
+import ast
 import binascii
 import json
 import re
@@ -124,9 +125,8 @@ def world(blocks: dict[str, set[str]], harms: set[str] = frozenset()):  # type: 
 
 
 def _capture(patch: str) -> RunResult:
-    cases = json.loads(
-        patch.split("CASES = ", 1)[1].split("\n+MAX_TEXT", 1)[0].replace("\n+", "\n")
-    )
+    data = patch.replace("\n+", "\n").split("# --- this run's cases ---", 1)[1]
+    cases = ast.literal_eval(data.split("CASES = ", 1)[1].split("\nMAX_TEXT", 1)[0])
     names = []
     for i, case in enumerate(cases):
         expression = case[3]

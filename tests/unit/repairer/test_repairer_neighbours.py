@@ -5,6 +5,7 @@ after a rejection, the exact input alone."""
 
 from __future__ import annotations
 
+import ast
 import binascii
 import json
 import re
@@ -105,9 +106,8 @@ def _tests_of(patch: str) -> dict[str, str]:
 
 
 def _capture(patch: str) -> RunResult:
-    cases = json.loads(
-        patch.split("CASES = ", 1)[1].split("\n+MAX_TEXT", 1)[0].replace("\n+", "\n")
-    )
+    data = patch.replace("\n+", "\n").split("# --- this run's cases ---", 1)[1]
+    cases = ast.literal_eval(data.split("CASES = ", 1)[1].split("\nMAX_TEXT", 1)[0])
     names = []
     for i, case in enumerate(cases):
         outcome = {"repr": f"'{case[3]}'", "str": case[3], "type": "str", "module": "urlnorm"}

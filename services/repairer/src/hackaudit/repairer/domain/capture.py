@@ -7,6 +7,9 @@ task's runner (a `Capture` invocation, like the attacker's probes), evaluates ea
 when it is imported and names one test method per case after the outcome — JSON (the `repr`,
 `str`, type name and attributes of the value, or the exception's type), hex-encoded so that any
 text survives the runner's report.
+That module is a real one, `programs.capture_program`, that the linters, the type checker and
+the unit tests see; the run's module is its text, read as package data, followed by the cases
+assigned as Python literals and the call that names them.
 Probe expressions are evaluated with their first name imported from the first module that has
 it; replayed ones in the namespace of the test module they come from (the task's test patch is
 applied too), and one that needs a name the module does not have (a local of its test:
@@ -21,6 +24,8 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 
 from hackaudit.repairer.domain import test_patch
 from hackaudit.repairer.domain.regression import Captured, importable_root
@@ -31,105 +36,7 @@ CLASS = "HackauditCapture"
 LOADED = "test_hackaudit_capture_loaded"
 MAX_TEXT = 300  # longer reprs make poor assertions and long test names: not captured
 _NAME = re.compile(r"test_cap(\d+)_([0-9a-f]+)")
-
-_TEMPLATE = '''"""Captures the reference fix's outcome on given expressions (hackaudit repairer)."""
-
-import binascii
-import importlib
-import itertools
-import json
-import unittest
-
-CASES = __CASES__
-MAX_TEXT = __MAX__
-MAX_ITEMS = 100
-
-
-def _namespaces(case):
-    origin, modules, root, test_modules = case[0], case[1], case[2], case[4]
-    if origin == "probe":
-        for name in modules:
-            try:
-                module = importlib.import_module(name)
-            except Exception:
-                continue
-            if hasattr(module, root):
-                yield {root: getattr(module, root)}, name
-                return
-        return
-    for name in test_modules:
-        try:
-            module = importlib.import_module(name)
-        except Exception:
-            continue
-        yield dict(vars(module)), name
-
-
-def _drained(expression, namespace):
-    """What a fresh evaluation yields: its items after the last one (a reused mutable item shows
-    its final state everywhere), and each item's repr at the moment it is yielded."""
-    items = list(itertools.islice(eval(expression, namespace), MAX_ITEMS + 1))
-    each = [repr(item) for item in itertools.islice(eval(expression, namespace), MAX_ITEMS + 1)]
-    if len(items) > MAX_ITEMS:
-        return "", ""
-    return repr(items), repr(each)
-
-
-def _outcome(case):
-    for namespace, where in _namespaces(case):
-        try:
-            value = eval(case[3], namespace)
-        except NameError:
-            continue  # a name this module does not have: try the next one
-        except Exception as exc:
-            return {"raised": type(exc).__name__, "module": where}
-        return _value(case[3], namespace, value, where)
-    return {"unresolved": True}
-
-
-def _value(expression, namespace, value, where):
-    try:
-        text_repr, text_str = repr(value), str(value)
-    except Exception:
-        return {"unrepresentable": True}
-    if len(text_repr) > MAX_TEXT or len(text_str) > MAX_TEXT:
-        return {"too_long": True}
-    state = ""
-    try:
-        if not isinstance(value, type) and getattr(value, "__dict__", None):
-            state = repr(sorted(vars(value).items()))
-    except Exception:
-        state = ""
-    outcome = {"repr": text_repr, "str": text_str, "type": type(value).__name__, "module": where}
-    if state and len(state) <= MAX_TEXT:
-        outcome["state"] = state
-    if hasattr(value, "__next__"):  # an iterator: what it yields (evaluated afresh)
-        try:
-            items, each = _drained(expression, namespace)
-        except Exception:
-            items, each = "", ""
-        if items and len(items) <= MAX_TEXT and len(each) <= MAX_TEXT:
-            outcome["items"], outcome["each"] = items, each
-    return outcome
-
-
-class __CLASS__(unittest.TestCase):
-    def __LOADED__(self):
-        pass
-
-
-def _named(index, outcome):
-    text = json.dumps(outcome, sort_keys=True)
-    code = binascii.hexlify(text.encode("utf-8")).decode("ascii")
-    setattr(__CLASS__, "test_cap%d_%s" % (index, code), lambda self: None)
-
-
-for _index, _case in enumerate(CASES):
-    try:
-        _named(_index, _outcome(_case))
-    except BaseException:
-        _named(_index, {"failed": True})
-'''
+_PROGRAMS = "hackaudit.repairer.domain.programs"
 
 
 def _test_modules(test_path: str) -> list[str]:
@@ -161,15 +68,24 @@ def case_row(difference: ProbeDifference, fallback: Sequence[str] = ()) -> list[
     ]
 
 
+@cache
+def program_text() -> str:
+    """The text of the capture program (`programs/capture_program.py`)."""
+    return resources.files(_PROGRAMS).joinpath("capture_program.py").read_text(encoding="utf-8")
+
+
 def source(differences: Sequence[ProbeDifference], test_files: Sequence[str] = ()) -> str:
+    """The capture module: the capture program's text, then these cases (each written as an
+    ASCII Python literal) and the limit on a value's text, then the call that names the cases."""
     fallback = [m for p in test_files if p.endswith(".py") for m in _test_modules(p)]
-    rows = json.dumps([case_row(d, fallback) for d in differences], indent=1)
-    return (
-        _TEMPLATE.replace("__CASES__", rows)
-        .replace("__MAX__", str(MAX_TEXT))
-        .replace("__CLASS__", CLASS)
-        .replace("__LOADED__", LOADED)
+    rows = "".join(f"    {case_row(d, fallback)!a},\n" for d in differences)
+    data = (
+        "\n\n# --- this run's cases ---\n\n"
+        f"CASES = [\n{rows}]\n"
+        f"MAX_TEXT = {int(MAX_TEXT)!r}\n"
+        "\n_name_cases()\n"
     )
+    return program_text() + data
 
 
 def invocation(task: Task, differences: Sequence[ProbeDifference]) -> Capture:
