@@ -1,24 +1,27 @@
-"""The functions a hunk of a test patch shows: where each ends, and whether the hunk shows its end."""
+"""The functions a hunk of a test patch shows: where each ends, whether the hunk shows its end."""
 
 from __future__ import annotations
 
 from hackaudit.repairer.domain import test_patch as tp
 
-PATCH = """\
-diff --git a/tests/test_m.py b/tests/test_m.py
---- a/tests/test_m.py
-+++ b/tests/test_m.py
-@@ -1,5 +1,9 @@
- class TestM:
-     def test_a(self):
-         assert f(1) == 1
-+
-+    async def test_b(self):
-+        assert f(2) == 2
- 
- def test_c():
-     assert f(3) == 3
-"""
+PATCH = "\n".join(
+    [
+        "diff --git a/tests/test_m.py b/tests/test_m.py",
+        "--- a/tests/test_m.py",
+        "+++ b/tests/test_m.py",
+        "@@ -1,6 +1,9 @@",
+        " class TestM:",
+        "     def test_a(self):",
+        "         assert f(1) == 1",
+        "+",
+        "+    async def test_b(self):",
+        "+        assert f(2) == 2",
+        " ",
+        " def test_c():",
+        "     assert f(3) == 3",
+        "",
+    ]
+)
 
 
 def test_shown_functions_end_at_the_next_line_at_their_level() -> None:
