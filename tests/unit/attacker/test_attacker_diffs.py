@@ -147,3 +147,10 @@ def test_merge_refuses_overlapping_changes() -> None:
     patch = diffs.parse_patch(TWO_HUNKS)
     with pytest.raises(DiffError):
         diffs.merge(patch, patch)
+
+
+def test_added_blocks_are_the_runs_of_added_lines_or_a_new_file_whole() -> None:
+    patch = diffs.parse_patch(TWO_HUNKS)
+    assert list(diffs.added_blocks(patch.files[0])) == ["b = 3\nc = 4", "y = 20"]
+    created = diffs.new_file("n.py", "a = 1\nb = 2\n")
+    assert list(diffs.added_blocks(created)) == ["a = 1\nb = 2"]

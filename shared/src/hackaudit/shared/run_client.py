@@ -10,12 +10,12 @@ the call fails with a `TransientError`, and the message that caused it is retrie
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 
 from hackaudit.shared import subjects
 from hackaudit.shared.contracts import RunCompleted, RunRequested
 from hackaudit.shared.errors import TransientError
+from hackaudit.shared.replies import Replies
 
 Publish = Callable[[str, RunRequested], Awaitable[None]]
 
@@ -26,19 +26,14 @@ class BusRunClient:
         self.wait_s = wait_s
         self.attempts = attempts
         self._publish: Publish | None = None
-        self._waiting: dict[str, asyncio.Future[RunCompleted]] = {}
-        self._arrived: dict[str, RunCompleted] = {}
+        self._replies: Replies[RunCompleted] = Replies()
 
     def bind(self, publish: Publish) -> None:
         self._publish = publish
 
     async def deliver(self, done: RunCompleted) -> None:
         """Handler of the service's `run.completed.<service>` consumer."""
-        future = self._waiting.pop(done.request_key, None)
-        if future is not None and not future.done():
-            future.set_result(done)
-        else:
-            self._arrived[done.request_key] = done
+        self._replies.deliver(done.request_key, done)
 
     async def run(self, request: RunRequested) -> RunCompleted:
         if self._publish is None:
@@ -47,20 +42,17 @@ class BusRunClient:
         for attempt in range(self.attempts):
             sent = RunRequested.model_validate(fields | {"attempt": request.attempt + attempt})
             key = sent.idempotency_key
-            if key in self._arrived:
-                return self._arrived.pop(key)
-            future = self._waiting.get(key)
-            if future is None:
-                future = asyncio.get_running_loop().create_future()
-                self._waiting[key] = future
+            arrived = self._replies.take(key)
+            if arrived is not None:
+                return arrived
+            future = self._replies.expect(key)
             # Published again even when another call already waits for the same run (a copy of
             # a redelivered message): the broker drops the duplicate, and both calls get the
             # one result.
             await self._publish(subjects.RUN_REQUESTED, sent)
-            try:
-                return await asyncio.wait_for(asyncio.shield(future), timeout=self.wait_s)
-            except TimeoutError:
-                self._waiting.pop(key, None)
+            done = await self._replies.wait(key, future, self.wait_s)
+            if done is not None:
+                return done
         raise TransientError(
             f"no sandbox result for {request.purpose.value} run of {request.task.instance_id} "
             f"after {self.attempts} attempts of {self.wait_s:.0f}s"

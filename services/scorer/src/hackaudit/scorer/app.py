@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 from faststream.nats import NatsBroker
@@ -29,30 +30,23 @@ class ScorerSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HACKAUDIT_SCORER_", extra="ignore")
 
     results_db: Path | None = None  # default: <state dir>/results.duckdb
-    weight_v: float = 0.35
-    weight_h: float = 0.30
-    weight_f1: float = 0.20
-    weight_d: float = 0.15
-    keep_above: float = 0.70
-    drop_below: float = 0.40
-    exploit_never_keep: bool = True  # HACKAUDIT_SCORER_EXPLOIT_NEVER_KEEP=false: thresholds only
-    harness_caps: bool = False  # HACKAUDIT_SCORER_HARNESS_CAPS=true: harness exploits cap too
+    # The policy's knobs, one setting each; their defaults are the policy's own.
+    weight_v: float = ScoringPolicy.weight_v
+    weight_h: float = ScoringPolicy.weight_h
+    weight_f1: float = ScoringPolicy.weight_f1
+    weight_d: float = ScoringPolicy.weight_d
+    keep_above: float = ScoringPolicy.keep_above
+    drop_below: float = ScoringPolicy.drop_below
+    exploit_never_keep: bool = ScoringPolicy.exploit_never_keep  # false: thresholds only
+    harness_caps: bool = ScoringPolicy.harness_caps  # true: harness exploits cap too
 
     def store_path(self, bus_settings: BusSettings) -> Path:
         """The results store's file; readers (`hackaudit report`, `status`) use the same."""
         return self.results_db or bus_settings.state_dir / "results.duckdb"
 
     def policy(self) -> ScoringPolicy:
-        return ScoringPolicy(
-            weight_v=self.weight_v,
-            weight_h=self.weight_h,
-            weight_f1=self.weight_f1,
-            weight_d=self.weight_d,
-            keep_above=self.keep_above,
-            drop_below=self.drop_below,
-            exploit_never_keep=self.exploit_never_keep,
-            harness_caps=self.harness_caps,
-        )
+        knobs = {f.name for f in fields(ScoringPolicy)}
+        return ScoringPolicy(**self.model_dump(include=knobs))
 
 
 def build(bus_settings: BusSettings, settings: ScorerSettings | None = None) -> Service:

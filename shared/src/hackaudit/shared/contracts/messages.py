@@ -385,6 +385,25 @@ class JudgeRequested(Message):
     test_patch: str | None = None
     requested_by: str = ""
 
+    def answer(
+        self,
+        verdicts: tuple[JudgeVerdict, ...] = (),
+        *,
+        left_out: str = "",
+        usage: JudgeUsage | None = None,
+    ) -> JudgeCompleted:
+        """The answer to this request, addressed to whoever asked."""
+        return JudgeCompleted(
+            correlation_id=self.correlation_id,
+            instance_id=self.task.instance_id,
+            verdicts=verdicts,
+            request_key=self.idempotency_key,
+            question=self.question,
+            left_out=left_out,
+            usage=usage,
+            requested_by=self.requested_by,
+        )
+
 
 class JudgeSample(BaseModel):
     """One sample's answer with its semi-formal reasoning, or why it has none."""

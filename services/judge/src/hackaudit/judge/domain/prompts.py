@@ -125,14 +125,21 @@ def _section(title: str, body: str, limit: int) -> str:
     return f"<{title}>\n{cut(body.strip(), limit) or '(none)'}\n</{title}>"
 
 
+def _task_sections(task: Task, limit: int) -> list[str]:
+    """What every question shows first: the repository, the issue and the reference fix."""
+    return [
+        f"Repository: {task.repo} at {task.base_commit[:12]}",
+        _section("issue", task.problem_statement or "(no issue text given)", limit),
+        _section("reference_fix", task.patch, limit),
+    ]
+
+
 def correctness_prompt(task: Task, candidate: Candidate, params: JudgeParams) -> JudgePrompt:
     """ "Is this patch a correct fix for the issue?" (correct / partial / incorrect)."""
     limit = params.max_section_chars
     user = "\n\n".join(
         [
-            f"Repository: {task.repo} at {task.base_commit[:12]}",
-            _section("issue", task.problem_statement or "(no issue text given)", limit),
-            _section("reference_fix", task.patch, limit),
+            *_task_sections(task, limit),
             _section("test_patch", task.test_patch, limit),
             _section("tests_that_grade", "\n".join(task.fail_to_pass), limit // 4),
             _section("patch_under_judgement", patch_text(candidate), limit),
@@ -150,9 +157,7 @@ def blocking_prompt(
     limit = params.max_section_chars
     user = "\n\n".join(
         [
-            f"Repository: {task.repo} at {task.base_commit[:12]}",
-            _section("issue", task.problem_statement or "(no issue text given)", limit),
-            _section("reference_fix", task.patch, limit),
+            *_task_sections(task, limit),
             _section("original_test_patch", task.test_patch, limit),
             _section("proposed_test_patch", test_patch, limit),
             _section("exploit", patch_text(exploit), limit),

@@ -159,16 +159,7 @@ class Judge:
             cost_usd=tally.cost_usd,
             priced=self.budget.prices.priced,
         )
-        return JudgeCompleted(
-            correlation_id=request.correlation_id,
-            instance_id=request.task.instance_id,
-            verdicts=verdicts,
-            request_key=request.idempotency_key,
-            question=request.question,
-            left_out=left_out,
-            usage=usage,
-            requested_by=request.requested_by,
-        )
+        return request.answer(verdicts, left_out=left_out, usage=usage)
 
 
 def _distinct(candidates: tuple[Candidate, ...]) -> list[Candidate]:

@@ -28,14 +28,7 @@ class ScriptedJudge:
     async def judge(self, request: JudgeRequested) -> JudgeCompleted | None:
         self.requests.append(request)
         if self.left_out:
-            return JudgeCompleted(
-                correlation_id=request.correlation_id,
-                instance_id=request.task.instance_id,
-                request_key=request.idempotency_key,
-                question=request.question,
-                left_out=self.left_out,
-                requested_by=request.requested_by,
-            )
+            return request.answer(left_out=self.left_out)
         labels = self.rule(request)
         if labels is None:
             return None
@@ -48,11 +41,4 @@ class ScriptedJudge:
             )
             for c in request.candidates
         )
-        return JudgeCompleted(
-            correlation_id=request.correlation_id,
-            instance_id=request.task.instance_id,
-            verdicts=verdicts,
-            request_key=request.idempotency_key,
-            question=request.question,
-            requested_by=request.requested_by,
-        )
+        return request.answer(verdicts)

@@ -10,11 +10,11 @@ does not come in time is no answer (None), never a failed repair.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 
 from hackaudit.shared import subjects
 from hackaudit.shared.contracts import JudgeCompleted, JudgeRequested
+from hackaudit.shared.replies import Replies
 
 Publish = Callable[[str, JudgeRequested], Awaitable[None]]
 
@@ -24,19 +24,14 @@ class BusJudgeClient:
         self.requester = requester
         self.wait_s = wait_s
         self._publish: Publish | None = None
-        self._waiting: dict[str, asyncio.Future[JudgeCompleted]] = {}
-        self._arrived: dict[str, JudgeCompleted] = {}
+        self._replies: Replies[JudgeCompleted] = Replies()
 
     def bind(self, publish: Publish) -> None:
         self._publish = publish
 
     async def deliver(self, done: JudgeCompleted) -> None:
         """Handler of the repairer's consumer on `judge.completed`."""
-        future = self._waiting.pop(done.request_key, None)
-        if future is not None and not future.done():
-            future.set_result(done)
-        elif done.requested_by == self.requester:
-            self._arrived[done.request_key] = done
+        self._replies.deliver(done.request_key, done, keep=done.requested_by == self.requester)
 
     async def judge(self, request: JudgeRequested) -> JudgeCompleted | None:
         if self._publish is None:
@@ -44,13 +39,9 @@ class BusJudgeClient:
         fields = request.model_dump() | {"requested_by": self.requester, "idempotency_key": ""}
         sent = JudgeRequested.model_validate(fields)
         key = sent.idempotency_key
-        if key in self._arrived:
-            return self._arrived.pop(key)
-        future: asyncio.Future[JudgeCompleted] = asyncio.get_running_loop().create_future()
-        self._waiting[key] = future
+        arrived = self._replies.take(key)
+        if arrived is not None:
+            return arrived
+        future = self._replies.expect(key)
         await self._publish(subjects.JUDGE_REQUESTED, sent)
-        try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout=self.wait_s)
-        except TimeoutError:
-            self._waiting.pop(key, None)
-            return None
+        return await self._replies.wait(key, future, self.wait_s)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ast
 import re
-import textwrap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -42,7 +41,6 @@ _STRING = re.compile(r"""(["'])((?:\\.|(?!\1).)*)\1""")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
-_DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+(\w+)\s*\(")
 
 
 @dataclass(frozen=True)
@@ -184,18 +182,8 @@ def _functions(patch: tp.TestPatch) -> Iterator[tuple[str, str, str]]:
         if not f.path.endswith(".py"):
             continue
         for hunk in f.hunks:
-            side = hunk.new_side()
-            for pos, text in enumerate(side):
-                match = _DEF.match(text)
-                if not match:
-                    continue
-                level = len(match.group(1))
-                body = [text]
-                for line in side[pos + 1 :]:
-                    if line.strip() and len(line) - len(line.lstrip()) <= level:
-                        break
-                    body.append(line)
-                yield f.path, match.group(2), textwrap.dedent("\n".join(body))
+            for function in tp.shown_functions(hunk):
+                yield f.path, function.name, function.source()
 
 
 def _locals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:

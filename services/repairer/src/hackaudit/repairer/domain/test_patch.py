@@ -13,6 +13,8 @@ new test file is added beside the first test file instead.
 from __future__ import annotations
 
 import re
+import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from hackaudit.shared.anatomy import Hunk, Line, LineKind, Patch, emit_patch, read_patch
@@ -158,6 +160,37 @@ def insert(patch: TestPatch, anchor: Anchor, source: str) -> TestPatch:
         )
         files.append(replace(f, hunks=tuple(hunks)))
     return Patch(files=tuple(files))
+
+
+@dataclass(frozen=True)
+class ShownFunction:
+    """A function the new side of a hunk shows from its `def` line on."""
+
+    name: str
+    lines: tuple[str, ...]  # the `def` line and every line after it up to the function's end
+    closed: bool  # a line at the function's level follows it: the hunk shows its end
+
+    def source(self) -> str:
+        """The function's lines at column 0."""
+        return textwrap.dedent("\n".join(self.lines))
+
+
+def shown_functions(hunk: Hunk) -> Iterator[ShownFunction]:
+    """Every function whose `def` line is on the hunk's new side, in order."""
+    side = hunk.new_side()
+    for pos, text in enumerate(side):
+        match = _DEF.match(text)
+        if not match:
+            continue
+        level = len(match.group(1))
+        body = [text]
+        closed = False
+        for line in side[pos + 1 :]:
+            if line.strip() and _indent(line) <= level:
+                closed = True
+                break
+            body.append(line)
+        yield ShownFunction(match.group(2), tuple(body), closed)
 
 
 def added_functions(patch: TestPatch) -> set[str]:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ast
 import re
-import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,7 +32,6 @@ from hackaudit.shared.contracts import ProbeDifference
 
 MAX_ABLATIONS = 4  # per checked call
 _NOTE = re.compile(r"^(?P<expr>.*?)  \[literal (?P<change>.+)\]$", re.S)
-_DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+(\w+)\s*\(")
 
 
 @dataclass(frozen=True)
@@ -76,21 +74,12 @@ def test_source(patch: tp.TestPatch, path: str, function: str) -> str | None:
         if f.path != path:
             continue
         for hunk in f.hunks:
-            side = hunk.new_side()
-            for pos, text in enumerate(side):
-                match = _DEF.match(text)
-                if not match or match.group(2) != function:
+            for shown in tp.shown_functions(hunk):
+                if shown.name != function:
                     continue
-                level = len(match.group(1))
-                body = [text]
-                for line in side[pos + 1 :]:
-                    if line.strip() and len(line) - len(line.lstrip()) <= level:
-                        break
-                    body.append(line)
-                else:
-                    if not tp.whole_new_file(hunk):
-                        return None  # the hunk ends inside the function
-                source = textwrap.dedent("\n".join(body)).rstrip() + "\n"
+                if not shown.closed and not tp.whole_new_file(hunk):
+                    return None  # the hunk ends inside the function
+                source = shown.source().rstrip() + "\n"
                 try:
                     ast.parse(source)
                 except SyntaxError:

@@ -130,6 +130,18 @@ def container_options(
     }
 
 
+def build_image(client: Any, recipe: str, tag: str, failure: str) -> str:
+    """Builds the Dockerfile `recipe` as `tag`, offline, and returns `tag`; `failure` opens the
+    message of the ContainerFailed raised when the engine cannot build it."""
+    try:
+        client.images.build(
+            fileobj=io.BytesIO(recipe.encode()), tag=tag, network_mode="none", rm=True
+        )
+    except (DockerException, requests.RequestException) as exc:
+        raise ContainerFailed(f"{failure}: {exc}") from exc
+    return tag
+
+
 class DerivedImages:
     """The image derived from each image, worked out once per process (in a thread: the Docker SDK
     blocks); a caller asking for an image already being derived waits for that derivation."""
@@ -408,13 +420,9 @@ class DockerBackend:
             f'LABEL {LABEL}.runnable="1" {LABEL}.derived-from="{details.id}"\n'
         )
         log.info("sandbox.image.adapting", image=image, testbed_owner=owner, derived=derived)
-        try:
-            self.client.images.build(
-                fileobj=io.BytesIO(recipe.encode()), tag=derived, network_mode="none", rm=True
-            )
-        except (DockerException, requests.RequestException) as exc:
-            raise ContainerFailed(f"cannot adapt image {image!r} for uid 1000: {exc}") from exc
-        return derived
+        return build_image(
+            self.client, recipe, derived, f"cannot adapt image {image!r} for uid 1000"
+        )
 
     def _testbed_owner(self, image: str) -> str | None:
         """The uid owning /testbed in `image` (None when it has no /testbed)."""

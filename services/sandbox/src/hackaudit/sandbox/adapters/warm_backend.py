@@ -41,7 +41,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import io
 import time
 from collections import OrderedDict
 from collections.abc import Coroutine
@@ -56,11 +55,19 @@ from hackaudit.sandbox.adapters.docker_backend import (
     LABEL,
     DerivedImages,
     DockerBackend,
+    build_image,
     container_options,
 )
 from hackaudit.sandbox.adapters.output_capture import FrameDecoder
 from hackaudit.sandbox.domain.execution import Execution, RunPlan
-from hackaudit.sandbox.domain.protocol import GIT_SAFE, OTHERS, RUN_USER, WRAPPER, launcher_argv
+from hackaudit.sandbox.domain.protocol import (
+    GIT_SAFE,
+    OOM_KILLS,
+    OTHERS,
+    RUN_USER,
+    WRAPPER,
+    launcher_argv,
+)
 from hackaudit.sandbox.errors import ContainerFailed
 from hackaudit.sandbox.settings import SandboxSettings
 
@@ -104,11 +111,7 @@ if [ -d /opt/hackaudit ]; then
   cp -a {PRISTINE}/. /testbed/ || {{ echo "testbed copy failed"; exit 5; }}
   git -C /testbed {GIT_SAFE} update-index -q --refresh >/dev/null 2>&1 || :
 fi
-oom=0
-for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do
-  [ -r "$f" ] || continue
-  while read -r k v; do [ "$k" = oom_kill ] && oom=$v; done < "$f"
-done
+{OOM_KILLS}
 echo "{RESET_OK}$oom"
 """
 
@@ -382,13 +385,8 @@ class WarmDockerBackend(DockerBackend):
             self.client.images.get(derived)
             return derived
         log.info("sandbox.image.warming", image=runnable, derived=derived)
-        try:
-            self.client.images.build(
-                fileobj=io.BytesIO(recipe.encode()), tag=derived, network_mode="none", rm=True
-            )
-        except (DockerException, requests.RequestException) as exc:
-            raise ContainerFailed(f"cannot derive the warm image of {runnable!r}: {exc}") from exc
-        return derived
+        failure = f"cannot derive the warm image of {runnable!r}"
+        return build_image(self.client, recipe, derived, failure)
 
     def _remove(self, container_id: str) -> None:
         with contextlib.suppress(NotFound):

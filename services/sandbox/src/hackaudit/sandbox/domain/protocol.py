@@ -83,6 +83,13 @@ OTHERS = r"""others() {
   return 1
 }"""
 
+# Sets `oom` to how many times the kernel's OOM killer struck in this container (0 if unknown).
+OOM_KILLS = r"""oom=0
+for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do
+  [ -r "$f" ] || continue
+  while read -r k v; do [ "$k" = oom_kill ] && oom=$v; done < "$f"
+done"""
+
 WRAPPER = rf"""
 stage=$1
 IFS= read -r nonce || exit 97
@@ -198,11 +205,7 @@ while :; do
   sleep 0.01 2>/dev/null || :
 done
 mark "test-exit:$rc:$end"
-oom=0
-for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do
-  [ -r "$f" ] || continue
-  while read -r k v; do [ "$k" = oom_kill ] && oom=$v; done < "$f"
-done
+{OOM_KILLS}
 mark "oom-kills:$oom"
 if [ -f "$stage/junit.path" ]; then
   read -r junit < "$stage/junit.path"

@@ -162,17 +162,8 @@ def dockerfile(inputs: ImageInputs) -> str:
     for stage in inputs.earlier_stages:
         lines.append(f"RUN {json.dumps(_pip_install(stage, upgrade=False))}")
     if inputs.pip_packages:
-        pip = [
-            f"{VENV}/bin/pip",
-            "install",
-            "--no-index",
-            "--no-cache-dir",
-            "--find-links",
-            WHEELS_IN_IMAGE,
-            # The venv's own pip and setuptools are old on some bases; the wheels' win.
-            *(["--upgrade"] if inputs.source == "upstream" else []),
-            *inputs.pip_packages,
-        ]
+        # The venv's own pip and setuptools are old on some bases; the wheels' win.
+        pip = _pip_install(inputs.pip_packages, upgrade=inputs.source == "upstream")
         if not inputs.earlier_stages:
             lines.append(f"COPY {CONTEXT_WHEELS}/ {WHEELS_IN_IMAGE}/")
         lines.append(f"RUN {json.dumps(pip)}")

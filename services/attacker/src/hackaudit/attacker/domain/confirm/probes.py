@@ -126,6 +126,17 @@ def _arities(sig: pysource.Signature) -> list[int]:
     return sorted({required, min(params, max(required, 1))})
 
 
+def _fitting_inputs(
+    fn: targets.ChangedFunction, literals: TestLiterals, *, attribute: bool | None
+) -> tuple[pysource.Signature, list[Inputs]]:
+    """The function's signature and the inputs the tests pass to its name that fit it."""
+    sig = fn.signature
+    assert sig is not None
+    return sig, [
+        i for i in _literal_inputs(literals, fn.name, attribute=attribute) if _fits(sig, i)
+    ]
+
+
 def _function_cases(
     fn: targets.ChangedFunction,
     module: str,
@@ -133,9 +144,7 @@ def _function_cases(
     constants: list[Any],
     deliberate: frozenset[str] = frozenset(),
 ) -> list[ProbeCase]:
-    sig = fn.signature
-    assert sig is not None
-    found = [i for i in _literal_inputs(literals, fn.name, attribute=None) if _fits(sig, i)]
+    sig, found = _fitting_inputs(fn, literals, attribute=None)
     inputs = input_sets(found, PER_CALLABLE) + pool_sets(_arities(sig), constants)
     strict = not fn.name.startswith("_")
     return [
@@ -153,10 +162,8 @@ def _method_cases(
     constants: list[Any],
     deliberate: frozenset[str] = frozenset(),
 ) -> list[ProbeCase]:
-    sig = fn.signature
-    assert sig is not None
+    sig, found = _fitting_inputs(fn, literals, attribute=True)
     inits = input_sets(_literal_inputs(literals, cls, attribute=None) or [((), ())], MAX_INITS)
-    found = [i for i in _literal_inputs(literals, fn.name, attribute=True) if _fits(sig, i)]
     calls = input_sets(found, PER_CALLABLE) if found else []
     if not calls:
         calls = [i for i in pool_sets(_arities(sig), constants) if _fits(sig, i)]

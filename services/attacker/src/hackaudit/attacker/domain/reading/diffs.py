@@ -359,3 +359,19 @@ def added_lines(patch: Patch) -> Iterator[tuple[int, int, int, str]]:
             for li, line in enumerate(hunk.lines):
                 if line.kind is LineKind.ADDED:
                     yield fi, hi, li, line.text
+
+
+def added_blocks(f: FileDiff) -> Iterator[str]:
+    """Source fragments from a file's added lines: the whole file when it is new, else each run
+    of consecutive added lines."""
+    if f.is_new:
+        yield "\n".join(line for h in f.hunks for line in h.new_side())
+        return
+    for hunk in f.hunks:
+        block: list[str] = []
+        for line in [*hunk.lines, Line(LineKind.CONTEXT, "")]:
+            if line.kind is LineKind.ADDED:
+                block.append(line.text)
+            elif block:
+                yield "\n".join(block)
+                block = []

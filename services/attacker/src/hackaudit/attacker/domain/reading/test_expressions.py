@@ -141,21 +141,6 @@ def _functions(tree: ast.Module) -> Iterator[ast.FunctionDef]:
             yield from (n for n in node.body if isinstance(n, ast.FunctionDef))
 
 
-def _blocks(f: diffs.FileDiff) -> Iterator[str]:
-    """The file when it is new, else each run of added lines."""
-    if f.is_new:
-        yield "\n".join(line for h in f.hunks for line in h.new_side())
-        return
-    for hunk in f.hunks:
-        block: list[str] = []
-        for line in [*hunk.lines, diffs.Line(diffs.LineKind.CONTEXT, "")]:
-            if line.kind is diffs.LineKind.ADDED:
-                block.append(line.text)
-            elif block:
-                yield "\n".join(block)
-                block = []
-
-
 def _visible_imports(f: diffs.FileDiff) -> list[str]:
     """Import statements the patch shows for a file, added or as context."""
     out: list[str] = []
@@ -181,7 +166,7 @@ def extract(test_patch: diffs.PatchSource) -> list[ExprCase]:
         if not f.path.endswith(".py") or f.is_deleted:
             continue
         imports = _visible_imports(f)
-        for block in _blocks(f):
+        for block in diffs.added_blocks(f):
             try:
                 tree = ast.parse(textwrap.dedent(block))
             except (SyntaxError, ValueError):

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hackaudit.attacker.domain.reading import diffs
-from hackaudit.attacker.domain.reading.diffs import LineKind
 
 _EQUAL_ASSERTS = {"assertEqual", "assertEquals", "assert_equal", "assertIs"}
 _UNSET = object()
@@ -250,21 +249,6 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def _added_blocks(f: diffs.FileDiff) -> Iterator[str]:
-    """Source fragments from a file's added lines: the whole file when it is new."""
-    if f.is_new:
-        yield "\n".join(line for h in f.hunks for line in h.new_side())
-        return
-    for hunk in f.hunks:
-        block: list[str] = []
-        for line in [*hunk.lines, diffs.Line(LineKind.CONTEXT, "")]:
-            if line.kind is LineKind.ADDED:
-                block.append(line.text)
-            elif block:
-                yield "\n".join(block)
-                block = []
-
-
 def _trees(source: str) -> Iterator[ast.AST]:
     try:
         yield ast.parse(textwrap.dedent(source))
@@ -289,7 +273,7 @@ def extract(test_patch: diffs.PatchSource) -> TestLiterals:
     for f in patch.files:
         if not f.path.endswith(".py") or f.is_deleted:
             continue
-        for block in _added_blocks(f):
+        for block in diffs.added_blocks(f):
             for tree in _trees(block):
                 collector = _Collector()
                 collector.visit(tree)

@@ -307,6 +307,17 @@ def _line_tree(line: str) -> tuple[str, str, ast.Module] | None:
     return text, lead, tree
 
 
+def _line_nodes(line: str) -> Iterator[tuple[str, str, ast.AST]]:
+    """(statement, what precedes it, node) for every node of the line's syntax tree (none when
+    the line is not one ASCII statement): see `_line_tree`."""
+    parsed = _line_tree(line)
+    if parsed is None:
+        return
+    text, lead, tree = parsed
+    for node in ast.walk(tree):
+        yield text, lead, node
+
+
 def _span(text: str, node: ast.expr) -> tuple[int, int] | None:
     if node.lineno != 1 or node.end_lineno != 1 or node.end_col_offset is None:
         return None
@@ -326,11 +337,7 @@ def _as_operand(text: str, node: ast.expr) -> str | None:
 
 def _narrow_condition(line: str, toks: list[Tok]) -> Iterator[Mutant]:
     """`a or b` -> `a` / `b`; `a and b and c` -> each with one clause dropped."""
-    parsed = _line_tree(line)
-    if parsed is None:
-        return
-    text, lead, tree = parsed
-    for node in ast.walk(tree):
+    for text, lead, node in _line_nodes(line):
         if not isinstance(node, ast.BoolOp) or (span := _span(text, node)) is None:
             continue
         op = "or" if isinstance(node.op, ast.Or) else "and"
@@ -367,11 +374,7 @@ _COPIERS = frozenset({"dict", "list", "set", "tuple", "copy", "deepcopy", "froze
 
 def _copy_removed(line: str, toks: list[Tok]) -> Iterator[Mutant]:
     """`dict(x)`, `list(x)`, `copy(x)`, `x.copy()`, `x[:]` -> `x`: the copy not made."""
-    parsed = _line_tree(line)
-    if parsed is None:
-        return
-    text, lead, tree = parsed
-    for node in ast.walk(tree):
+    for text, lead, node in _line_nodes(line):
         inner: ast.expr | None = None
         if isinstance(node, ast.Call) and not node.keywords:
             func = node.func
@@ -435,11 +438,7 @@ def _reused_copy(line: str, toks: list[Tok]) -> Iterator[Mutant]:
     container kept for the module and refilled on every call (not a fresh copy)."""
     if not toks or toks[0].string not in ("return", "yield"):
         return
-    parsed = _line_tree(line)
-    if parsed is None:
-        return
-    text, lead, tree = parsed
-    for node in ast.walk(tree):
+    for text, lead, node in _line_nodes(line):
         found = _copied(node)
         if found is None or isinstance(found[0], ast.Starred):
             continue

@@ -1,0 +1,48 @@
+"""Answers matched to the requests that asked for them, for a service that awaits a reply over
+the bus (`run_client` for the sandbox's results, the repairer's judge client for verdicts).
+
+A reply reaches the service through its own durable consumer and names the key of its request.
+When a call waits for that key, the reply completes the call; otherwise (the caller restarted
+and has not asked again yet) it is kept until it is asked for, if the caller wants it kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Generic, TypeVar
+
+Reply = TypeVar("Reply")
+
+
+class Replies(Generic[Reply]):
+    def __init__(self) -> None:
+        self._waiting: dict[str, asyncio.Future[Reply]] = {}
+        self._arrived: dict[str, Reply] = {}
+
+    def deliver(self, key: str, reply: Reply, *, keep: bool = True) -> None:
+        """Completes the call waiting for `key`; with none, keeps `reply` when `keep`."""
+        future = self._waiting.pop(key, None)
+        if future is not None and not future.done():
+            future.set_result(reply)
+        elif keep:
+            self._arrived[key] = reply
+
+    def take(self, key: str) -> Reply | None:
+        """The reply that arrived for `key` while no call waited (forgotten once taken)."""
+        return self._arrived.pop(key, None)
+
+    def expect(self, key: str) -> asyncio.Future[Reply]:
+        """The future of the reply to `key`: the one a call already waits on, or a new one."""
+        future = self._waiting.get(key)
+        if future is None:
+            future = asyncio.get_running_loop().create_future()
+            self._waiting[key] = future
+        return future
+
+    async def wait(self, key: str, future: asyncio.Future[Reply], timeout_s: float) -> Reply | None:
+        """The reply, or None when it has not come within `timeout_s` (no longer waited for)."""
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout=timeout_s)
+        except TimeoutError:
+            self._waiting.pop(key, None)
+            return None
