@@ -165,3 +165,23 @@ async def test_a_graded_run_gets_no_coverage(measuring: Runner, calc_image: Task
     assert result.coverage is None
     log = Path(result.log_artifact or "").read_text()
     assert "COVERAGE_PROCESS_START" not in log and "HACKAUDIT_COVERAGE" not in log
+
+
+async def test_warm_containers_measure_too(
+    tmp_path_factory: pytest.TempPathFactory,
+    calc_image: TaskImage,
+    coverage_wheels: dict[str, bytes],
+) -> None:
+    settings = sandbox_settings(
+        tmp_path_factory.mktemp("sandbox-warm"), isolation="warm", max_concurrent_runs=1
+    )
+    runner = bootstrap(settings, coverage_kit=StaticCoverageKit(coverage_wheels))
+    await runner.start()
+    try:
+        task = calc_task(calc_image, test_command="python -m pytest -rA")
+        for _ in range(2):  # the second run reuses the container the first one left
+            _, coverage = await _measure(runner, task, Coverage(files=(OPS,)))
+            assert "tests.test_ops.OpsTest.test_add" in coverage.tests_of(OPS, ADD_LINE)
+            assert "tests.test_ops.OpsTest.test_mul" not in coverage.tests_of(OPS, ADD_LINE)
+    finally:
+        await runner.close()
