@@ -185,3 +185,14 @@ async def test_warm_containers_measure_too(
             assert "tests.test_ops.OpsTest.test_mul" not in coverage.tests_of(OPS, ADD_LINE)
     finally:
         await runner.close()
+
+
+async def test_a_command_that_sets_pythonpath_itself_is_measured_through_the_user_site(
+    measuring: Runner, calc_image: TaskImage
+) -> None:
+    # The image's own interpreter (no virtualenv: it reads user sites); the command's PYTHONPATH
+    # replaces the one the coverage run exports.
+    task = calc_task(calc_image, test_command="PYTHONPATH=. /usr/bin/python3 -m unittest -v")
+    _, coverage = await _measure(measuring, task, Coverage(files=(OPS,)))
+    assert "tests.test_ops.OpsTest.test_add" in coverage.tests_of(OPS, ADD_LINE)
+    assert "tests.test_ops.OpsTest.test_mul" not in coverage.tests_of(OPS, ADD_LINE)

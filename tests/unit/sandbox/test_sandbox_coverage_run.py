@@ -141,7 +141,8 @@ def test_a_coverage_run_sends_its_rcfile_script_and_wheels_and_is_marked_measure
     )
     assert isinstance(spec, RunSpec) and spec.measure == Coverage(files=("m.py",))
     _, files = decode_payload(spec.plan.stdin)
-    assert {"coverage.rc", "sitecustomize.py", "coverage-report.sh", *KIT} <= set(files)
+    sent = {"coverage.rc", "sitecustomize.py", "hackaudit_coverage_start.py", *KIT}
+    assert sent | {"hackaudit-coverage.pth", "coverage-report.sh"} <= set(files)
     assert files["coverage-3.11.whl"] == b"cp311"
     assert b"--show-contexts" in files["coverage-report.sh"]
 
@@ -279,5 +280,7 @@ def test_an_empty_wheelhouse_without_pip_has_no_kit(tmp_path: Any) -> None:
         WheelhouseCoverageKit(tmp_path, pythons=("3.11",), pip="/nonexistent").files()
 
 
-def test_the_sitecustomize_is_valid_python() -> None:
+def test_the_programs_sent_into_the_container_are_valid_python() -> None:
     compile(coverage_run.SITECUSTOMIZE_TEXT, "sitecustomize.py", "exec")
+    compile(coverage_run.STARTER_TEXT, "hackaudit_coverage_start.py", "exec")
+    compile(coverage_run.PTH_LINE, "hackaudit-coverage.pth", "exec")

@@ -7,9 +7,12 @@ run's other files, and only a coverage run gets them. In the container the wrapp
 run's stage directory as `HACKAUDIT_COVERAGE`; the test script (`setup_lines`) unpacks the wheel
 matching the interpreter the runner uses with that interpreter's own `zipfile`, and puts the
 unpacked directory first on `PYTHONPATH` beside a `sitecustomize` that calls
-`coverage.process_startup()` (and then the `sitecustomize` it shadows, if any). With
-`COVERAGE_PROCESS_START` naming the run's rcfile, every Python process the runner starts is
-measured, whatever the runner's command line: nothing in it is rewritten.
+`coverage.process_startup()` (and then the `sitecustomize` it shadows, if any). A command that
+sets `PYTHONPATH` itself (`PYTHONPATH=src pytest`) drops that entry, so a `.pth` file in a user
+site directory of the run's own (`PYTHONUSERBASE`) starts coverage.py too — for interpreters
+that read user sites, which a virtualenv's do not. With `COVERAGE_PROCESS_START` naming the
+run's rcfile, every Python process the runner starts is measured, whatever the runner's command
+line: nothing in it is rewritten.
 
 The rcfile measures only the files of interest (`include`), with `dynamic_context =
 test_function`: coverage.py names each line's context after the test function running it
@@ -39,6 +42,8 @@ REPORT_SCRIPT = "coverage-report.sh"
 LIBRARY = "coverage-lib"
 DATA = "coverage-data"
 REPORT = "coverage.json"
+USER_BASE = "coverage-user"
+PTH = "hackaudit-coverage.pth"
 ANY_PYTHON = "any"
 
 
@@ -47,9 +52,8 @@ def wheel_name(python: str) -> str:
     return f"coverage-{python}.whl"
 
 
-SITECUSTOMIZE_TEXT = '''"""Starts coverage.py in this process (hackaudit coverage run), then
-runs the sitecustomize it shadows, if any."""
-import os
+STARTER = "hackaudit_coverage_start"
+STARTER_TEXT = '''"""Starts coverage.py in this process (hackaudit coverage run)."""
 import sys
 
 try:
@@ -58,6 +62,14 @@ try:
     coverage.process_startup()
 except Exception as exc:  # never stop the tests
     sys.stderr.write("hackaudit: coverage.py did not start: %r\\n" % (exc,))
+'''
+
+SITECUSTOMIZE_TEXT = f'''"""Starts coverage.py (hackaudit coverage run), then runs the
+sitecustomize this one shadows, if any."""
+import os
+import sys
+
+import {STARTER}  # noqa: F401
 
 
 def _shadowed():
@@ -76,6 +88,13 @@ def _shadowed():
 
 _shadowed()
 '''
+
+# One line of a `.pth` file in the run's own user site directory: reaches the unpacked coverage.py
+# even when the runner's command sets PYTHONPATH itself (`PYTHONPATH=src pytest`).
+PTH_LINE = (
+    "import os, sys; sys.path.insert(0, os.path.join("
+    f'os.environ.get("{STAGE_VARIABLE}", "/nonexistent"), "{LIBRARY}")); import {STARTER}\n'
+)
 
 
 def rcfile(invocation: Coverage) -> str:
@@ -108,8 +127,13 @@ def setup_lines() -> tuple[str, ...]:
         f'hackaudit_w={stage}/coverage-"$hackaudit_v".whl',
         f'[ -f "$hackaudit_w" ] || hackaudit_w={stage}/{wheel_name(ANY_PYTHON)}',
         f'mkdir -p {stage}/{LIBRARY} {stage}/{DATA} && "$hackaudit_py" -m zipfile -e '
-        f'"$hackaudit_w" {stage}/{LIBRARY} && cp {stage}/{SITECUSTOMIZE} {stage}/{LIBRARY}/ '
-        '|| echo "hackaudit: coverage.py could not be set up" >&2',
+        f'"$hackaudit_w" {stage}/{LIBRARY} && cp {stage}/{SITECUSTOMIZE} {stage}/{STARTER}.py '
+        f'{stage}/{LIBRARY}/ || echo "hackaudit: coverage.py could not be set up" >&2',
+        f"export PYTHONUSERBASE={stage}/{USER_BASE}",
+        # exits non-zero when this interpreter reads no user site, but names it all the same
+        'hackaudit_site="$("$hackaudit_py" -m site --user-site)"',
+        '[ -n "$hackaudit_site" ] && mkdir -p "$hackaudit_site" '
+        f'&& cp {stage}/{PTH} "$hackaudit_site"/',
         f'export PYTHONPATH={stage}/{LIBRARY}"${{PYTHONPATH:+:$PYTHONPATH}}"',
         f"export COVERAGE_PROCESS_START={stage}/{RCFILE}",
     )
@@ -125,7 +149,7 @@ def report_script(preamble: Iterable[str]) -> str:
         "unset COVERAGE_PROCESS_START",
         f"export PYTHONPATH={stage}/{LIBRARY}",
         _PYTHON,
-        f'"$hackaudit_py" -m coverage combine {rc} >/dev/null || exit 1',
+        f'"$hackaudit_py" -m coverage combine {rc} || exit 1',
         f'"$hackaudit_py" -m coverage json {rc} --show-contexts -o {stage}/{REPORT} >/dev/null',
     ]
     return "\n".join(lines) + "\n"
@@ -138,6 +162,8 @@ def stage_files(
     return {
         RCFILE: rcfile(invocation).encode(),
         SITECUSTOMIZE: SITECUSTOMIZE_TEXT.encode(),
+        f"{STARTER}.py": STARTER_TEXT.encode(),
+        PTH: PTH_LINE.encode(),
         REPORT_SCRIPT: report_script(preamble).encode(),
         **kit,
     }
