@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from hackaudit.sandbox.adapters.artifact_store import FileArtifactStore
+from hackaudit.sandbox.adapters.coverage_kit import WheelhouseCoverageKit
 from hackaudit.sandbox.adapters.ports import (
     ArtifactStore,
     ContainerBackend,
+    CoverageKit,
     ImageSource,
     TimingStore,
 )
@@ -22,6 +24,7 @@ def bootstrap(
     artifacts: ArtifactStore | None = None,
     timings: TimingStore | None = None,
     images: ImageSource | None = None,
+    coverage_kit: CoverageKit | None = None,
 ) -> Runner:
     """A runner from settings; the Docker backend and file artifacts unless others are given.
 
@@ -41,6 +44,8 @@ def bootstrap(
         timeouts=settings.timeout_policy(),
         gold_gate_repeats=settings.gold_gate_repeats,
         images=_task_images(settings, images),
+        coverage_kit=coverage_kit
+        or WheelhouseCoverageKit(settings.coverage_wheelhouse, settings.coverage_pythons),
     )
 
 

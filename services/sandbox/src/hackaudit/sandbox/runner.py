@@ -1,8 +1,9 @@
 """The sandbox's service layer: serves a `RunRequested` with one or more graded runs.
 
 What runs is the request's invocation (`RunRequested.invocation`: the task's graded tests, a
-probe, a capture or the wider suite; the domain's `command_for` turns it into a command line and
-a log parser). Modes, by the request's purpose:
+probe, a capture, the wider suite, or a coverage run, which gets coverage.py's wheels from the
+`CoverageKit`; the domain's `command_for` turns it into a command line and a log parser).
+Modes, by the request's purpose:
 
 - `candidate` / `probe`: the request's candidate, once (or `repeats` times).
 - `gold` / `empty` / `reference`: reference runs — the gold patch, the empty patch, or a given
@@ -27,10 +28,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
+from collections.abc import Mapping
 
 import structlog
 
-from hackaudit.sandbox.adapters.ports import ArtifactStore, ContainerBackend, TimingStore
+from hackaudit.sandbox.adapters.coverage_kit import CoverageKitMissing
+from hackaudit.sandbox.adapters.ports import (
+    ArtifactStore,
+    ContainerBackend,
+    CoverageKit,
+    TimingStore,
+)
 from hackaudit.sandbox.domain.outcome import interpret
 from hackaudit.sandbox.domain.repeats import is_flaky
 from hackaudit.sandbox.domain.run_spec import RunOptions, RunSpec, graded_task, prepare_run
@@ -39,6 +47,7 @@ from hackaudit.sandbox.errors import ContainerFailed, ImageMissing, InvalidRunRe
 from hackaudit.sandbox.task_images import NoImage, TaskImages
 from hackaudit.shared.contracts import (
     Candidate,
+    Coverage,
     Grade,
     Invocation,
     RunCompleted,
@@ -68,6 +77,7 @@ class Runner:
         timeouts: TimeoutPolicy,
         gold_gate_repeats: int = 3,
         images: TaskImages | None = None,
+        coverage_kit: CoverageKit | None = None,
     ) -> None:
         self.backend = backend
         self.artifacts = artifacts
@@ -76,6 +86,7 @@ class Runner:
         self.timeouts = timeouts
         self.gold_gate_repeats = gold_gate_repeats
         self.images = images
+        self.coverage_kit = coverage_kit
         self._baselines: dict[str, tuple[str, ...]] = {}
 
     async def start(self) -> None:
@@ -181,6 +192,7 @@ class Runner:
         run_id = secrets.token_hex(6)
         timeout = timeout_s if timeout_s is not None else self.timeout_for(task)
         image = task.image or ""
+        kit, kit_problem = await self._coverage_files(invocation)
         spec = prepare_run(
             task,
             candidate,
@@ -190,7 +202,10 @@ class Runner:
             options=self.options,
             want_baseline=image not in self._baselines,
             invocation=invocation,
+            coverage_kit=kit,
         )
+        if kit_problem and isinstance(spec, RunResult) and spec.status is RunStatus.INFRA_ERROR:
+            spec = spec.model_copy(update={"reason": f"{spec.reason} ({kit_problem})"})
         key = artifact_key or f"{task.instance_id}/{purpose.value}/{run_id}.log"
         if isinstance(spec, RunResult):
             result = spec
@@ -198,6 +213,20 @@ class Runner:
             result = await self._execute(spec, key, purpose)
         self._log(task, candidate, purpose, result)
         return result
+
+    async def _coverage_files(
+        self, invocation: Invocation | None
+    ) -> tuple[Mapping[str, bytes] | None, str]:
+        """coverage.py's wheels when `invocation` is a coverage run, else None; and why there
+        are none when it is one."""
+        if not isinstance(invocation, Coverage):
+            return None, ""
+        if self.coverage_kit is None:
+            return None, "the sandbox has no coverage kit"
+        try:
+            return await asyncio.to_thread(self.coverage_kit.files), ""
+        except CoverageKitMissing as exc:
+            return None, str(exc)
 
     async def _execute(self, spec: RunSpec, artifact_key: str, purpose: RunPurpose) -> RunResult:
         """Execute a prepared run (one retry on a container fault) and store its log."""

@@ -13,6 +13,10 @@ from hackaudit.sandbox.domain.run_spec import RunOptions
 from hackaudit.sandbox.domain.timeouts import TimeoutPolicy
 
 
+def _coverage_wheelhouse() -> Path:
+    return Path.home() / ".cache" / "hackaudit" / "wheelhouse" / "coverage"
+
+
 class Isolation(StrEnum):
     """How runs are kept apart: a fresh container per run (`container`), or warm containers
     reused by `docker exec` with a read-only root and their writable places wiped between runs
@@ -76,6 +80,10 @@ class SandboxSettings(BaseSettings):
     image_retry_s: float = Field(default=300.0, ge=0)
 
     artifacts_dir: Path = Path(".hackaudit/artifacts/sandbox")
+    # Where coverage runs' coverage.py wheels are kept (downloaded by pip when missing), and the
+    # CPython versions to keep a compiled wheel for (see `adapters.coverage_kit`).
+    coverage_wheelhouse: Path = Field(default_factory=_coverage_wheelhouse)
+    coverage_pythons: tuple[str, ...] = ("3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12")
 
     def run_options(self) -> RunOptions:
         return RunOptions(

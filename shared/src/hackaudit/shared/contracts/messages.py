@@ -280,9 +280,28 @@ class Suite(BaseModel):
     files: tuple[str, ...] | None = None
 
 
+class Coverage(BaseModel):
+    """Line coverage of some source files by some tests, per test: the tests run under the
+    task's own runner with coverage.py (given only to this run, never to a graded one) and each
+    executed line of `files` is reported with the test functions that executed it
+    (`RunResult.coverage`). Never graded: the run's `resolved` stays None.
+
+    `tests`: the runner's arguments, as test files (`tests/test_x.py`, converted to the form the
+    runner takes) or ids (`tests/test_x.py::test_a` for pytest, `tests.test_x.T.test_a` for
+    unittest), passed as they are; None: the graded ones (the test patch's files, as a graded
+    run selects them). `lines`: per file, the only lines of interest (absent: all of the file)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["coverage"] = "coverage"
+    files: tuple[str, ...] = Field(min_length=1)
+    lines: dict[str, tuple[int, ...]] = Field(default_factory=dict)
+    tests: tuple[str, ...] | None = None
+
+
 # What a run request runs. A union that grows: a new kind is a new member with its own `kind`
 # (a consumer that predates it refuses such a request instead of running something else).
-Invocation = Annotated[Grade | Probe | Capture | Suite, Field(discriminator="kind")]
+Invocation = Annotated[Grade | Probe | Capture | Suite | Coverage, Field(discriminator="kind")]
 
 
 class RunRequested(Message):
@@ -309,6 +328,39 @@ class RunRequested(Message):
         return material
 
 
+class FileCoverage(BaseModel):
+    """One measured file: each executed line with the tests that executed it (indexes into
+    `CoverageResult.tests`), and the lines coverage.py could execute that nothing did."""
+
+    model_config = ConfigDict(frozen=True)
+
+    executed: dict[int, tuple[int, ...]] = Field(default_factory=dict)
+    missing: tuple[int, ...] = ()
+
+
+class CoverageResult(BaseModel):
+    """What a `Coverage` run measured: per file (repository path) -> per line -> the tests that
+    executed it. Test names are listed once in `tests` and lines refer to them by index; a name
+    is the test function as coverage.py's `test_function` context gives it
+    (`tests.test_ops.OpsTest.test_add`, `tinysym.tests.test_core.test_print`), and "" stands for
+    code run outside any test function (imports, fixtures, set-up). `per_test` is False when
+    the run recorded no test function at all (every line then falls under ""). A file of
+    interest absent from `files` was never imported."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tests: tuple[str, ...] = ()
+    files: dict[str, FileCoverage] = Field(default_factory=dict)
+    per_test: bool = False
+    coverage_version: str = ""
+
+    def tests_of(self, path: str, line: int) -> tuple[str, ...]:
+        """The tests that executed `line` of `path` ("" for code outside any test)."""
+        found = self.files.get(path)
+        indexes = found.executed.get(line, ()) if found else ()
+        return tuple(self.tests[i] for i in indexes)
+
+
 class RunResult(BaseModel):
     """One graded execution. `resolved` is None unless the tests actually ran (status completed)."""
 
@@ -323,6 +375,9 @@ class RunResult(BaseModel):
     log_tail: str = ""
     log_artifact: str | None = None
     flags: PatchFlags = Field(default_factory=PatchFlags)
+    # A coverage run's measurements (None: not a coverage run, or coverage.py reported nothing,
+    # in which case `reason` says why).
+    coverage: CoverageResult | None = None
 
 
 class RunCompleted(Message):

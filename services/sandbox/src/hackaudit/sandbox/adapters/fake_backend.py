@@ -59,6 +59,9 @@ class FakeOutcome:
     git: str = "yes"
     oom_kills: int = 0
     junit: str | None = None
+    # A coverage run's JSON report (coverage.py's `json --show-contexts`), or why there is none.
+    coverage: str | None = None
+    coverage_failed: str | None = None
     changed_files: tuple[str, ...] | None = ()
     baseline: tuple[str, ...] | None = None
     duration_s: float = 0.5
@@ -125,6 +128,10 @@ def render(nonce: str, outcome: FakeOutcome, start: float = 1000.0) -> CapturedO
     trailer += f"{marker(nonce, f'oom-kills:{outcome.oom_kills}')}\n"
     if outcome.junit is not None:
         trailer += marker(nonce, "junit") + "\n" + _b64(outcome.junit.encode()) + "\n"
+    if outcome.coverage is not None:
+        trailer += marker(nonce, "coverage") + "\n" + _b64(outcome.coverage.encode()) + "\n"
+    if outcome.coverage_failed is not None:
+        trailer += marker(nonce, "coverage-failed") + "\n" + outcome.coverage_failed + "\n"
     if outcome.changed_files is not None:
         trailer += marker(nonce, "status") + "\n" + _b64(_porcelain(outcome.changed_files)) + "\n"
     else:

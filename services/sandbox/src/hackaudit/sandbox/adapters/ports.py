@@ -1,8 +1,9 @@
-"""The ports the run logic needs: where runs execute, where logs go, where timings are kept, and
-where a task's image comes from."""
+"""The ports the run logic needs: where runs execute, where logs go, where timings are kept,
+where a task's image comes from, and where coverage runs get coverage.py."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 from hackaudit.sandbox.domain.execution import Execution, RunPlan
@@ -51,3 +52,13 @@ class ImageSource(Protocol):
     def image_for(self, task: Task) -> tuple[str, object]:
         """The image's tag, and how it was had (built, cached, prebuilt)."""
         ...
+
+
+class CoverageKit(Protocol):
+    """coverage.py's wheels for coverage runs, as the run's stage files (`coverage-3.X.whl`,
+    `coverage-any.whl`; see `domain.coverage_run`). Blocking (may download them once).
+
+    Raises `CoverageKitMissing` with the reason when there is none.
+    """
+
+    def files(self) -> Mapping[str, bytes]: ...

@@ -15,6 +15,7 @@
 | the tests ran past their deadline                          | timeout       | None     |
 | the wrapper was killed before the tests ended              | completed     | False    |
 | the tests ran                                              | completed     | graded   |
+| the tests ran in a coverage run (`RunResult.coverage`)     | completed     | None     |
 
 An infrastructure failure is never the patch's fault or merit: it carries no `resolved`. A run the
 candidate cut short from inside (killing the wrapper) counts against it, never for it. The
@@ -31,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hackaudit.sandbox.domain.coverage_run import UnreadableReport, read_report
 from hackaudit.sandbox.domain.execution import Execution, Phase
 from hackaudit.sandbox.domain.flags import config_verdicts, patch_flags, porcelain_paths
 from hackaudit.sandbox.domain.grading import grade
@@ -248,6 +250,33 @@ def _graded(spec: RunSpec, transcript: Transcript, done: _Report) -> Interpreted
         notes.insert(0, "the wrapper was killed before the tests finished; counted as failed")
         reason = "; ".join(notes)
         return done(RunStatus.COMPLETED, reason, output, resolved=False, tests=statuses)
+    if spec.measure is not None:
+        return _measured(spec, transcript, done, statuses, notes)
     verdict = grade(statuses, spec.task.fail_to_pass, spec.task.pass_to_pass, spec.options.grading)
     reason = "; ".join([verdict.summary(), *notes])
     return done(RunStatus.COMPLETED, reason, output, resolved=verdict.resolved, tests=statuses)
+
+
+def _measured(
+    spec: RunSpec, transcript: Transcript, done: _Report, statuses: StatusMap, notes: list[str]
+) -> Interpreted:
+    """A coverage run's result: the tests' statuses and the measurements, never a verdict."""
+    assert spec.measure is not None
+    output = transcript.runner_output or ""
+    report = transcript.decoded("coverage")
+    coverage = None
+    if report is None:
+        failed = transcript.bodies.get("coverage-failed", "").strip()
+        notes.insert(0, f"coverage.py reported nothing: {tail(failed, 600) or 'no report'}")
+    else:
+        try:
+            coverage = read_report(report, spec.measure)
+        except UnreadableReport as exc:
+            notes.insert(0, str(exc)[:600])
+    if coverage is not None:
+        lines = sum(len(f.executed) for f in coverage.files.values())
+        notes.insert(0, f"measured: {lines} executed line(s) of {len(coverage.files)} file(s)")
+    reason = "; ".join(notes)
+    return done(
+        RunStatus.COMPLETED, reason, output, resolved=None, tests=statuses, coverage=coverage
+    )

@@ -37,6 +37,9 @@ What the candidate's code could forge, and why it cannot:
   cannot be killed from inside the container) before printing `test-exit`, so nothing the
   candidate started can write after the runner's section.
 - *The exit code.* It is printed by the wrapper from the test command's real status.
+- *A coverage run's report* (`coverage_run`). The wrapper reads the report script before the
+  tests run and runs it after every process they left is gone; the report goes after its own
+  marker, base64-encoded, never through the runner's output.
 - *Test results printed inside the runner's section.* Those the candidate's code can print, since
   it runs as part of the test command; the log parsers are built not to be fooled by them (see
   `log_parsers`), and pytest's results are also checked against its JUnit XML report.
@@ -63,6 +66,7 @@ RUN_USER = "1000:1000"
 PORCELAIN_CAP = 1 << 20
 CONFIG_DIFF_CAP = 2 << 20
 JUNIT_CAP = 8 << 20
+COVERAGE_CAP = 8 << 20
 
 # Runs under /bin/sh: makes a private directory, copies bash there as execute-only (so the
 # wrapper runs non-dumpable) and hands over to it with the wrapper script as its program.
@@ -192,6 +196,10 @@ if [ -f "$stage/test.patch" ]; then
 fi
 [ -f "$stage/test.sh" ] || {{ mark fatal:no-test-command; finish; }}
 cmd=$(cat "$stage/test.sh")
+report=
+if [ -f "$stage/coverage-report.sh" ]; then
+  report=$(cat "$stage/coverage-report.sh"); export HACKAUDIT_COVERAGE="$stage"
+fi
 if [ ! -w "${{HOME:-/nonexistent}}" ]; then export HOME="$stage/home"; mkdir -p "$HOME"; fi
 mark "begin:${{EPOCHREALTIME:-$(date +%s.%N)}}"
 /bin/bash -c "$cmd" </dev/null
@@ -213,6 +221,14 @@ if [ -f "$stage/junit.path" ]; then
     mark junit; head -c {JUNIT_CAP} -- "$junit" | base64 -w 0
   else
     mark junit:missing
+  fi
+fi
+if [ -n "$report" ]; then
+  if timeout 90 /bin/bash -c "$report" >"$stage/coverage-report.log" 2>&1 \
+      && [ -f "$stage/coverage.json" ]; then
+    mark coverage; head -c {COVERAGE_CAP} -- "$stage/coverage.json" | base64 -w 0
+  else
+    mark coverage-failed; tail -c 2000 -- "$stage/coverage-report.log"
   fi
 fi
 if [ "$hasgit" = 1 ]; then

@@ -5,6 +5,9 @@ The invocation says what runs (`runners.command_for`): a probe's or a capture's 
 joins the test patch as new files, and the run is graded on that module's `loaded` test instead
 of the task's FAIL_TO_PASS / PASS_TO_PASS (`graded_task`).
 
+A coverage run (`Coverage`) also carries coverage.py's wheels, its configuration and the script
+that reports after the tests (`coverage_run`); it is measured, not graded.
+
 A candidate whose paths leave the repository, a patch over the size limit, or a test patch that
 itself escapes are refused here as `patch_failed`, before any container is used. A task that
 cannot be run at all (no image, an unknown log parser, no wider suite for its runner) yields
@@ -14,8 +17,10 @@ cannot be run at all (no image, an unknown log parser, no wider suite for its ru
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from hackaudit.sandbox.domain import coverage_run
 from hackaudit.sandbox.domain.added_modules import loaded_test, with_added_files
 from hackaudit.sandbox.domain.confinement import diff_problems, mapping_problems
 from hackaudit.sandbox.domain.execution import RunPlan
@@ -43,6 +48,7 @@ from hackaudit.shared.contracts import (
     Candidate,
     CandidateKind,
     Capture,
+    Coverage,
     Grade,
     Invocation,
     PatchFlags,
@@ -80,6 +86,8 @@ class RunSpec:
     nonce: str
     plan: RunPlan
     options: RunOptions = field(default_factory=RunOptions)
+    # A coverage run's invocation: the run is measured, not graded.
+    measure: Coverage | None = None
 
 
 def _candidate_shape(candidate: Candidate) -> tuple[Patch, tuple[str, ...], list[str], int]:
@@ -123,8 +131,10 @@ def prepare_run(
     want_baseline: bool = False,
     nonce: str | None = None,
     invocation: Invocation | None = None,
+    coverage_kit: Mapping[str, bytes] | None = None,
 ) -> RunSpec | RunResult:
-    """The spec of one run, or the result of refusing it before it starts."""
+    """The spec of one run, or the result of refusing it before it starts. A coverage run
+    needs `coverage_kit`: coverage.py's wheels as stage files (`coverage_run`)."""
     invocation = invocation or Grade()
     tests = run_test_patch(task, invocation, test_patch)
     task = graded_task(task, invocation)
@@ -151,8 +161,14 @@ def prepare_run(
         return _refused(RunStatus.INFRA_ERROR, str(exc).strip("'\""), flags)
     except NoCommand as exc:
         return _refused(RunStatus.INFRA_ERROR, str(exc), flags)
+    measure = invocation if isinstance(invocation, Coverage) else None
+    if measure is not None and not coverage_kit:
+        reason = "coverage runs are not available: no coverage.py wheels for the sandbox"
+        return _refused(RunStatus.INFRA_ERROR, reason, flags)
     nonce = nonce or new_nonce()
     files = _payload_files(task, candidate, parsed, tests, test_parsed, runner, options)
+    if measure is not None and coverage_kit:
+        files.update(coverage_run.stage_files(measure, coverage_kit, runner.preamble()))
     if want_baseline:
         files["baseline"] = b""
     plan = RunPlan(
@@ -179,6 +195,7 @@ def prepare_run(
         nonce=nonce,
         plan=plan,
         options=options,
+        measure=measure,
     )
 
 

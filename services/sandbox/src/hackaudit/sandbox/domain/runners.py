@@ -23,19 +23,22 @@ named `testbed`; when `/opt/miniconda3/bin/activate` exists in the image it is a
 the command, as the harness's own evaluation script does.
 
 A probe or a capture (`Probe`, `Capture`) runs its added module alone (`added_modules`), the
-wider suite (`Suite`) the task's runner on directories or files (`wider_suite`).
+wider suite (`Suite`) the task's runner on directories or files (`wider_suite`). A coverage run
+(`Coverage`) runs the graded command, on given tests (files converted as above, ids as they are)
+or the graded ones, behind the lines that start coverage.py (`coverage_run`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shlex
 from dataclasses import dataclass
 
-from hackaudit.sandbox.domain import added_modules, wider_suite
+from hackaudit.sandbox.domain import added_modules, coverage_run, wider_suite
 from hackaudit.sandbox.domain.log_parsers import UnknownParser, get_parser
 from hackaudit.shared.anatomy import Patch, read_patch
-from hackaudit.shared.contracts import Capture, Grade, Invocation, Probe, Suite, Task
+from hackaudit.shared.contracts import Capture, Coverage, Grade, Invocation, Probe, Suite, Task
 from hackaudit.shared.runners import RunnerKind, runner_of
 from hackaudit.shared.swebench_specs import repo_test_command
 
@@ -68,17 +71,21 @@ class RunnerInvocation:
     directives: tuple[str, ...]
     exports: tuple[str, ...] = ()
     junit_path: str | None = None
+    # Shell lines run after the environment and before the command (a coverage run's set-up).
+    prelude: tuple[str, ...] = ()
 
-    def shell(self) -> str:
-        """The bash script the wrapper runs: environment, working directory, command."""
+    def preamble(self) -> list[str]:
+        """The environment and working directory the command runs in."""
         lines = [
             f"if [ -f {CONDA_ACTIVATE} ]; then "
             f". {CONDA_ACTIVATE} && conda activate {CONDA_ENV}; fi",
             f"cd {REPOSITORY} || exit 125",
         ]
-        lines += [f"export {shlex.quote(e)}" for e in self.exports]
-        lines.append(self.command)
-        return "\n".join(lines) + "\n"
+        return lines + [f"export {shlex.quote(e)}" for e in self.exports]
+
+    def shell(self) -> str:
+        """The bash script the wrapper runs: environment, working directory, command."""
+        return "\n".join([*self.preamble(), *self.prelude, self.command]) + "\n"
 
 
 def patch_files(test_patch: str | Patch) -> list[str]:
@@ -138,6 +145,8 @@ def command_for(
         return _added_module(task, invocation)
     if isinstance(invocation, Suite):
         return _suite(task, invocation, test_patch, junit_path)
+    if isinstance(invocation, Coverage):
+        return _coverage(task, invocation, test_patch)
     assert isinstance(invocation, Grade)
     return resolve_invocation(task, test_patch, junit_path)
 
@@ -179,6 +188,28 @@ def _suite(
     return _assembled(task, kind, kind.value, built.command, test_patch, junit_path)
 
 
+def _coverage(task: Task, invocation: Coverage, test_patch: str) -> RunnerInvocation:
+    """The graded command (without a JUnit report) on the invocation's tests, else on the
+    graded ones, with coverage.py started in front of it (`coverage_run`)."""
+    kind = runner_kind(task)
+    selected = None
+    if invocation.tests is not None:
+        selected = tuple(
+            directive
+            for test in invocation.tests
+            for directive in (directives_for([test], kind) if test.endswith(".py") else [test])
+        )
+    built = _assembled(
+        task, kind, task.log_parser or kind.value, _base(task, kind), test_patch, None, selected
+    )
+    return dataclasses.replace(built, prelude=coverage_run.setup_lines())
+
+
+def _base(task: Task, kind: RunnerKind) -> str:
+    known = repo_test_command(task.repo, task.version)
+    return task.test_command or (known.command if known else DEFAULT_COMMANDS[kind])
+
+
 def resolve_invocation(task: Task, test_patch: str, junit_path: str | None) -> RunnerInvocation:
     """The invocation that grades `task` with `test_patch`; `junit_path` asks pytest for an XML
     report.
@@ -186,9 +217,9 @@ def resolve_invocation(task: Task, test_patch: str, junit_path: str | None) -> R
     Raises UnknownParser when the task names a parser that does not exist.
     """
     kind = runner_kind(task)
-    known = repo_test_command(task.repo, task.version)
-    base = task.test_command or (known.command if known else DEFAULT_COMMANDS[kind])
-    return _assembled(task, kind, task.log_parser or kind.value, base, test_patch, junit_path)
+    return _assembled(
+        task, kind, task.log_parser or kind.value, _base(task, kind), test_patch, junit_path
+    )
 
 
 def _assembled(
@@ -198,11 +229,16 @@ def _assembled(
     base: str,
     test_patch: str,
     junit_path: str | None,
+    selected: tuple[str, ...] | None = None,
 ) -> RunnerInvocation:
-    """`base` with the test patch's files as directives (at `{tests}`, else at its end) and,
-    for a pytest command, `-rA` and the JUnit report."""
-    parsed = task.test_diff.applied() if test_patch == task.test_patch else read_patch(test_patch)
-    directives = tuple(directives_for(patch_files(parsed), kind))
+    """`base` with the test patch's files as directives (or the `selected` ones; at `{tests}`,
+    else at its end) and, for a pytest command, `-rA` and the JUnit report."""
+    directives = selected
+    if directives is None:
+        parsed = (
+            task.test_diff.applied() if test_patch == task.test_patch else read_patch(test_patch)
+        )
+        directives = tuple(directives_for(patch_files(parsed), kind))
     quoted = " ".join(shlex.quote(d) for d in directives)
     pytest_like = kind is RunnerKind.PYTEST and is_pytest_command(base)
     extra = []
