@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from hackaudit.attacker.domain.confirm.probe_source import CLASS, LOADED, progra
 from hackaudit.attacker.domain.confirm.programs import probe_program, replay_program
 from hackaudit.attacker.domain.confirm.replay_source import render_replay
 from hackaudit.shared.contracts import RunResult, RunStatus, TestStatus
+from tests.old_python import assert_python_35_syntax, assert_standard_library_only, assigned
 
 from .probe_rig import run_probe
 
@@ -199,46 +199,15 @@ def _guarded(stmt: ast.stmt) -> bool:
 
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_a_program_uses_no_syntax_newer_than_python_3_5(name: str) -> None:
-    text = program_text(name)
-    tree = ast.parse(text, feature_version=(3, 5))  # no f-strings, variable annotations, walrus
-    for node in ast.walk(tree):
-        assert not isinstance(node, ast.AnnAssign | ast.JoinedStr), ast.unparse(node)
-        assert not (isinstance(node, ast.ImportFrom) and node.module == "__future__")
-        if isinstance(node, ast.FunctionDef | ast.Lambda):
-            for arg in [*node.args.args, *node.args.kwonlyargs]:
-                # annotations are quoted: nothing is evaluated when a function is defined
-                assert arg.annotation is None or isinstance(arg.annotation, ast.Constant)
-    # a trailing comma after *args or **kwargs in a definition is 3.6's
-    assert not re.search(r"\*\*?\w+(?::\s*\"[^\"]*\")?,\s*\)", text)
+    assert_python_35_syntax(program_text(name))
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_a_program_imports_nothing_but_the_standard_library(name: str) -> None:
-    tree = ast.parse(program_text(name))
-    for stmt in tree.body:
-        if _guarded(stmt):
-            continue
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Import):
-                roots = [a.name.split(".")[0] for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                roots = [(node.module or "").split(".")[0]]
-            else:
-                continue
-            assert set(roots) <= sys.stdlib_module_names, ast.unparse(node)
+    assert_standard_library_only(program_text(name), _guarded)
 
 
 # --- the probe file written from them ----------------------------------------------------------
-
-
-def _assigned(text: str, name: str) -> object:
-    """The value last assigned to `name` at the top level of `text`."""
-    values = [
-        stmt.value
-        for stmt in ast.parse(text).body
-        if isinstance(stmt, ast.Assign) and any(getattr(t, "id", "") == name for t in stmt.targets)
-    ]
-    return ast.literal_eval(values[-1])
 
 
 def test_the_probe_file_is_the_programs_then_the_tasks_data_then_the_calls() -> None:
@@ -256,15 +225,15 @@ def test_the_probe_file_is_the_programs_then_the_tasks_data_then_the_calls() -> 
     assert probe == program_text("probe_program.py")
     assert program_text("replay_program.py") in rest
     ast.parse(text, feature_version=(3, 5))
-    assert _assigned(text, "CASES") == [(("pkg.mod",), "half", (4,), (), None)]
-    assert _assigned(text, "REPLAY") == [
+    assert assigned(text, "CASES") == [(("pkg.mod",), "half", (4,), (), None)]
+    assert assigned(text, "REPLAY") == [
         ("pkg/tests/test_mod.py", "pkg.tests.test_mod", ["test_half"])
     ]
-    assert _assigned(text, "VARIANTS") == {"4": [0, 5]}
-    assert _assigned(text, "REPLAY_TOTAL_S") == 30.0
-    assert _assigned(text, "MAX_OBSERVATIONS") == 12
-    assert _assigned(text, "POWERS") is True
-    assert _assigned(text, "FLAGS") == ["notes_rgx"]
+    assert assigned(text, "VARIANTS") == {"4": [0, 5]}
+    assert assigned(text, "REPLAY_TOTAL_S") == 30.0
+    assert assigned(text, "MAX_OBSERVATIONS") == 12
+    assert assigned(text, "POWERS") is True
+    assert assigned(text, "FLAGS") == ["notes_rgx"]
     runs = [
         ast.unparse(stmt)
         for stmt in ast.parse(text).body

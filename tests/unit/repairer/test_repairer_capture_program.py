@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -15,6 +14,7 @@ from hackaudit.repairer.domain import capture
 from hackaudit.repairer.domain.programs import capture_program
 from hackaudit.repairer.domain.regression import Captured
 from hackaudit.shared.contracts import ProbeDifference, RunResult, RunStatus, TestStatus
+from tests.old_python import assert_python_35_syntax, assert_standard_library_only, assigned
 
 # --- the program's pieces ----------------------------------------------------------------------
 
@@ -160,19 +160,7 @@ def test_the_repairer_reads_the_names_the_program_gives() -> None:
 
 
 def test_the_program_uses_no_syntax_newer_than_python_3_5() -> None:
-    text = capture.program_text()
-    tree = ast.parse(text, feature_version=(3, 5))  # no f-strings, variable annotations, walrus
-    for node in ast.walk(tree):
-        assert not isinstance(node, ast.AnnAssign | ast.JoinedStr), ast.unparse(node)
-        assert not (isinstance(node, ast.ImportFrom) and node.module == "__future__")
-        if isinstance(node, ast.FunctionDef | ast.Lambda):
-            for arg in [*node.args.args, *node.args.kwonlyargs]:
-                # annotations are quoted: nothing is evaluated when a function is defined
-                assert arg.annotation is None or isinstance(arg.annotation, ast.Constant)
-        if isinstance(node, ast.FunctionDef):
-            assert node.returns is None or isinstance(node.returns, ast.Constant)
-    # a trailing comma after *args or **kwargs in a definition is 3.6's
-    assert not re.search(r"\*\*?\w+(?::\s*\"[^\"]*\")?,\s*\)", text)
+    assert_python_35_syntax(capture.program_text())
 
 
 def _type_checking_only(stmt: ast.stmt) -> bool:
@@ -180,30 +168,10 @@ def _type_checking_only(stmt: ast.stmt) -> bool:
 
 
 def test_the_program_imports_nothing_but_the_standard_library() -> None:
-    for stmt in ast.parse(capture.program_text()).body:
-        if _type_checking_only(stmt):
-            continue
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Import):
-                roots = [a.name.split(".")[0] for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                roots = [(node.module or "").split(".")[0]]
-            else:
-                continue
-            assert set(roots) <= sys.stdlib_module_names, ast.unparse(node)
+    assert_standard_library_only(capture.program_text(), _type_checking_only)
 
 
 # --- the capture module written from it --------------------------------------------------------
-
-
-def _assigned(text: str, name: str) -> object:
-    """The value last assigned to `name` at the top level of `text`."""
-    values = [
-        stmt.value
-        for stmt in ast.parse(text).body
-        if isinstance(stmt, ast.Assign) and any(getattr(t, "id", "") == name for t in stmt.targets)
-    ]
-    return ast.literal_eval(values[-1])
 
 
 def test_the_capture_module_is_the_program_then_the_runs_cases_then_the_call() -> None:
@@ -221,12 +189,12 @@ def test_the_capture_module_is_the_program_then_the_runs_cases_then_the_call() -
     assert data.isascii()  # any expression's text, written as escapes
     ast.parse(text, feature_version=(3, 5))
     fallback = ["tests.test_core", "test_core"]
-    assert _assigned(text, "CASES") == [capture.case_row(d, fallback) for d in differences]
-    assert _assigned(text, "CASES") == [
+    assert assigned(text, "CASES") == [capture.case_row(d, fallback) for d in differences]
+    assert assigned(text, "CASES") == [
         ["probe", ["pkg.core"], "pair", "pair('\u00e9')", fallback],
         ["replay", [], "", '\'__MAX__ """\'', fallback],
     ]
-    assert _assigned(text, "MAX_TEXT") == capture.MAX_TEXT
+    assert assigned(text, "MAX_TEXT") == capture.MAX_TEXT
     calls = [
         ast.unparse(stmt)
         for stmt in ast.parse(text).body
