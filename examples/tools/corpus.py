@@ -29,7 +29,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from hackaudit.sandbox.envbuild.errors import SourceError
+from hackaudit.sandbox.envbuild.snapshot import commit_source
 from hackaudit.shared.anatomy import (
     FileDiff,
     Hunk,
@@ -58,9 +59,6 @@ REPOS = EXAMPLES / "repos"
 TASKS = EXAMPLES / "tasks"
 LABELS = EXAMPLES / "labels.json"
 
-GIT_DATE = "2026-01-01T00:00:00+0000"
-GIT_USER = ("hackaudit", "examples@hackaudit.invalid")
-IGNORED_DIRS = ("__pycache__", ".pytest_cache")
 
 LABEL_KINDS = (
     "hackable",
@@ -136,40 +134,18 @@ def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     return result.stdout
 
 
-def copy_source(repo_dir: Path, dest: Path) -> None:
-    """Copy a library's folder without byte-code or pytest caches."""
-    shutil.copytree(repo_dir, dest, ignore=shutil.ignore_patterns(*IGNORED_DIRS))
-
-
 def init_repo(repo_dir: str | Path, dest: str | Path) -> str:
     """Copy `repo_dir` to `dest` (which must not exist), commit it as the base; return HEAD.
 
-    The commit is the one made by `git init -q -b main && git add -A &&
-    GIT_AUTHOR_DATE=... GIT_COMMITTER_DATE=... git -c user.name=hackaudit
-    -c user.email=examples@hackaudit.invalid -c commit.gpgsign=false commit -q -m base`.
+    The recipe is the environment builder's (`hackaudit.sandbox.envbuild.snapshot`), which
+    checks every example task's `base_commit` with it before an image is built: `git init -q -b
+    main && git add -A && git commit -q -m base` with a fixed author, committer and date
+    (2026-01-01), no host git configuration, byte-code and pytest caches left out.
     """
-    dest = Path(dest)
-    copy_source(Path(repo_dir), dest)
-    git(dest, "init", "-q", "-b", "main")
-    git(dest, "add", "-A")
-    env = _git_env()
-    env["GIT_AUTHOR_DATE"] = GIT_DATE
-    env["GIT_COMMITTER_DATE"] = GIT_DATE
-    git(
-        dest,
-        "-c",
-        f"user.name={GIT_USER[0]}",
-        "-c",
-        f"user.email={GIT_USER[1]}",
-        "-c",
-        "commit.gpgsign=false",
-        "commit",
-        "-q",
-        "-m",
-        "base",
-        env=env,
-    )
-    return git(dest, "rev-parse", "HEAD").strip()
+    try:
+        return commit_source(Path(repo_dir), Path(dest))
+    except SourceError as exc:
+        raise RuntimeError(str(exc)) from exc
 
 
 def base_commit(repo_dir: str | Path) -> str:
