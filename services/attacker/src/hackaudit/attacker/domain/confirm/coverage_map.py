@@ -7,7 +7,7 @@ Only reported; no verdict reads it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hackaudit.shared.anatomy import LineKind, Patch, is_test_path
@@ -18,6 +18,9 @@ from hackaudit.shared.contracts import (
     RunResult,
     RunStatus,
 )
+
+# Where gold's coverage run is kept among gold's runs (`RoundState.gold_runs`).
+GOLD_RUN_KEY = "coverage"
 
 
 @dataclass(frozen=True)
@@ -90,3 +93,8 @@ def coverage_map(hunks: Sequence[ChangedHunk], results: Sequence[RunResult]) -> 
         executed_lines=sum(len(h.executed) for h in mapped),
         sandbox_seconds=round(seconds, 3),
     )
+
+
+def of_gold(gold: Patch, gold_runs: Mapping[str, Sequence[RunResult]]) -> GoldCoverage:
+    """The map from gold's patch and gold's kept runs."""
+    return coverage_map(changed_hunks(gold), gold_runs.get(GOLD_RUN_KEY, ()))
