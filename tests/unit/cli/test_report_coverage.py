@@ -63,3 +63,11 @@ def test_every_hunk_executed_says_none(tmp_path: Path) -> None:
     _, markdown, html = _report(tmp_path, full)
     assert "graded tests execute 2 of 2 lines gold changes; hunks never executed: none" in markdown
     assert "(outside any test)" in html
+
+
+def test_a_reason_quoting_a_log_stays_on_one_line(tmp_path: Path) -> None:
+    reason = "coverage.py reported nothing: >\n  File x\n" + "SyntaxError: invalid syntax " * 20
+    _, markdown, _ = _report(tmp_path, GoldCoverage(measured=False, reason=reason))
+    (line,) = [ln for ln in markdown.splitlines() if "coverage not measured" in ln]
+    assert line.startswith("- lib__lib-1: coverage not measured: coverage.py reported nothing: >")
+    assert line.endswith("…") and len(line) < 360
