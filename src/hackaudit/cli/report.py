@@ -12,7 +12,12 @@ from pathlib import Path
 
 from hackaudit.cli.repair_figures import judge_figures
 from hackaudit.cli.report_html import render_html
-from hackaudit.cli.report_model import TaskReport, evidence_path, rejected_correct
+from hackaudit.cli.report_model import (
+    TaskReport,
+    coverage_text,
+    evidence_path,
+    rejected_correct,
+)
 from hackaudit.shared.contracts import (
     AttackCompleted,
     CandidateOutcome,
@@ -50,6 +55,10 @@ def write_report(
             row["harness_evidence"] = _write_evidence(out, item.attack, tampering=True)
             row["unconfirmed"] = _write_unconfirmed(out, item.attack)
             row |= _budget(item.attack)
+            if item.attack.gold_coverage is not None:
+                row["gold_coverage"] = item.attack.gold_coverage.model_dump(mode="json") | {
+                    "text": coverage_text(item.attack.gold_coverage)
+                }
             if item.attack.reference is not None:
                 row["reference"] = _reference_counts(item.attack)
                 row["over_strict"] = _write_over_strict(out, item.attack)
@@ -259,6 +268,18 @@ def _budget_markdown(rows: list[dict[str, object]]) -> list[str]:
     return lines
 
 
+def _coverage_markdown(rows: list[dict[str, object]]) -> list[str]:
+    """Per task, how much of gold's change the graded tests execute."""
+    lines = []
+    for r in rows:
+        coverage = r.get("gold_coverage")
+        if isinstance(coverage, dict):
+            lines.append(f"- {r['instance_id']}: {coverage['text']}")
+    if not lines:
+        return []
+    return ["", "## The graded tests' coverage of gold's changes", "", *lines]
+
+
 def _advice_markdown(rows: list[dict[str, object]]) -> list[str]:
     lines: list[str] = []
     for r in rows:
@@ -316,6 +337,7 @@ def _markdown(rows: list[dict[str, object]], missing: list[str], problems: list[
         )
     lines += _components_markdown(rows)
     lines += _budget_markdown(rows)
+    lines += _coverage_markdown(rows)
     lines += _advice_markdown(rows)
     harness = [r for r in rows if r.get("harness_exploits")]
     if harness:

@@ -19,7 +19,12 @@ from hackaudit.cli.report_figures import (
     scatter_svg,
     wilson_interval,
 )
-from hackaudit.cli.report_model import TaskReport, evidence_path, rejected_correct
+from hackaudit.cli.report_model import (
+    TaskReport,
+    coverage_text,
+    evidence_path,
+    rejected_correct,
+)
 from hackaudit.shared.contracts import (
     AttackCompleted,
     Candidate,
@@ -199,6 +204,7 @@ def _task(index: int, item: TaskReport) -> str:
     parts.append(_repair(item))
     if attack is not None:
         parts.append(_evidence(attack, s))
+        parts.append(_coverage(attack))
     elif s is not None and s.discrimination is not None and s.discrimination.rejected_correct:
         ids = ", ".join(s.discrimination.rejected_correct)
         parts.append(f"<p><b>Over-strict:</b> rejects correct variant(s) {escape(ids)}</p>")
@@ -514,6 +520,32 @@ def _budget(attack: AttackCompleted) -> str:
     if not facts:
         return ""
     return '<p class="budget"><b>Attack:</b> ' + escape("; ".join(facts)) + "</p>"
+
+
+def _coverage(attack: AttackCompleted) -> str:
+    """The graded tests' coverage of gold's changed lines, with the tests of each line."""
+    coverage = attack.gold_coverage
+    if coverage is None:
+        return ""
+    head = f'<p class="coverage"><b>Coverage of gold:</b> {escape(coverage_text(coverage))}</p>'
+    rows = "".join(
+        f"<tr><td>{escape(h.path)}:{line}</td><td>{_tests_cell(h.executed.get(line, ()))}</td></tr>"
+        for h in coverage.hunks
+        for line in h.lines
+    )
+    if not rows:
+        return head
+    return (
+        f"{head}<details><summary>Changed lines and the graded tests that execute them"
+        "</summary><table><thead><tr><th>line</th><th>tests</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></details>"
+    )
+
+
+def _tests_cell(tests: tuple[str, ...]) -> str:
+    if not tests:
+        return "never executed"
+    return escape(", ".join(t or "(outside any test)" for t in tests))
 
 
 def _first_exploit(attack: AttackCompleted) -> Iterable[str]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from hackaudit.shared.contracts import (
     AttackCompleted,
     Candidate,
+    GoldCoverage,
     ReferenceOutcome,
     ReferenceRole,
     ReferenceStatus,
@@ -42,3 +43,20 @@ def rejected_correct(attack: AttackCompleted) -> list[ReferenceOutcome]:
     return [
         o for o in pool if o.role is ReferenceRole.CORRECT and o.status is ReferenceStatus.REJECTED
     ]
+
+
+REASON_CHARS = 300  # of an unmeasured coverage's reason, in the report's one line
+
+
+def coverage_text(coverage: GoldCoverage) -> str:
+    """The graded tests' coverage of gold's changed lines, in one line."""
+    if not coverage.measured:
+        reason = " ".join(coverage.reason.split())  # one line, however long the log it quotes
+        if len(reason) > REASON_CHARS:
+            reason = reason[: REASON_CHARS - 1] + "…"
+        return f"coverage not measured: {reason}"
+    never = ", ".join(f"{h.path}:{h.start}" for h in coverage.never_executed) or "none"
+    return (
+        f"graded tests execute {coverage.executed_lines} of {coverage.changed_lines} lines "
+        f"gold changes; hunks never executed: {never}"
+    )

@@ -19,9 +19,14 @@ from hackaudit.shared.contracts import (
     AuditOptions,
     Candidate,
     CandidateVerdict,
+    Coverage,
+    CoverageResult,
+    FileCoverage,
     Provenance,
     RunPurpose,
     RunRequested,
+    RunResult,
+    RunStatus,
 )
 from hackaudit.shared.state_store import InMemoryStateStore, JsonFileStateStore
 from tests.scripted_sandbox import ScriptedSandbox, passed
@@ -296,3 +301,41 @@ def test_select_offline_mixes_families_by_round_and_fills_gaps() -> None:
     seen = {c.content_hash for c in pools[Category.HARNESS][:2]}
     chosen = orch.select_offline(pools, 5, 1, seen)
     assert not seen & {c.content_hash for c in chosen}
+
+
+def _coverage_of_every_changed_line(request: RunRequested) -> RunResult | None:
+    run = request.invocation
+    if not isinstance(run, Coverage):
+        return None
+    files = {
+        path: FileCoverage(executed=dict.fromkeys(run.lines[path], (0,))) for path in run.files
+    }
+    coverage = CoverageResult(tests=("tests.test_core.test_even",), files=files, per_test=True)
+    return RunResult(status=RunStatus.COMPLETED, coverage=coverage, duration_s=1.5)
+
+
+async def test_gold_coverage_is_measured_once_and_only_reported(tiny) -> None:
+    measured = ScriptedSandbox([_coverage_of_every_changed_line])
+    store = InMemoryStateStore(RoundState)
+    done = await run_attack(_request(tiny.task, k=2, r=1), measured, None, store)
+    runs = [r for r in measured.requests if isinstance(r.invocation, Coverage)]
+    assert len(runs) == 1
+    assert runs[0].candidate is not None and runs[0].candidate.diff == tiny.task.patch
+    assert runs[0].invocation.tests is None  # the graded tests
+    found = done.gold_coverage
+    assert found is not None and found.measured
+    assert found.changed_lines > 0 and found.executed_lines == found.changed_lines
+    assert found.hunks[0].executed[found.hunks[0].lines[0]] == ("tests.test_core.test_even",)
+    assert found.sandbox_seconds == 1.5
+    again = await run_attack(_request(tiny.task, k=2, r=1), measured, None, store)
+    assert again.gold_coverage == found
+    assert sum(isinstance(r.invocation, Coverage) for r in measured.requests) == 1
+    # Without a coverage result, nothing else changes: the same candidates and verdicts.
+    plain = await run_attack(
+        _request(tiny.task, k=2, r=1), ScriptedSandbox(), None, InMemoryStateStore(RoundState)
+    )
+    assert plain.gold_coverage is not None and not plain.gold_coverage.measured
+    assert plain.gold_coverage.reason == "coverage run completed: no rule"
+    assert [(o.candidate.content_hash, o.verdict) for o in plain.outcomes] == [
+        (o.candidate.content_hash, o.verdict) for o in done.outcomes
+    ]

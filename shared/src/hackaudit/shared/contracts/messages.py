@@ -172,6 +172,39 @@ class ReferencePool(BaseModel):
     sandbox_seconds: float = 0.0
 
 
+class HunkCoverage(BaseModel):
+    """One hunk of gold's source changes and which graded tests execute its changed lines:
+    `lines` are the new-side numbers of its added lines, `executed` maps each executed one to
+    the tests that ran it ("" for code outside any test function)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    start: int
+    lines: tuple[int, ...]
+    executed: dict[int, tuple[str, ...]] = Field(default_factory=dict)
+
+
+class GoldCoverage(BaseModel):
+    """The coverage map of a task, measured once on gold: per hunk of gold's source changes,
+    which graded tests execute which changed lines. Reported only, never a verdict's input.
+    `measured` is False (and `reason` says why) when it could not be measured."""
+
+    model_config = ConfigDict(frozen=True)
+
+    measured: bool
+    reason: str = ""
+    hunks: tuple[HunkCoverage, ...] = ()
+    changed_lines: int = 0
+    executed_lines: int = 0  # changed lines some graded test (or its set-up) executes
+    sandbox_seconds: float = 0.0
+
+    @property
+    def never_executed(self) -> tuple[HunkCoverage, ...]:
+        """The hunks none of whose changed lines any graded test executes."""
+        return tuple(h for h in self.hunks if not h.executed)
+
+
 class AttackCompleted(Message):
     instance_id: str
     outcomes: tuple[CandidateOutcome, ...] = ()
@@ -190,6 +223,8 @@ class AttackCompleted(Message):
     not_applicable: tuple[str, ...] = ()
     # The reference pool (None: not evaluated, e.g. by an attacker that predates it).
     reference: ReferencePool | None = None
+    # The graded tests' coverage of gold's changed lines (None: not measured by this attacker).
+    gold_coverage: GoldCoverage | None = None
 
 
 # --- sandbox ---------------------------------------------------------------------------------

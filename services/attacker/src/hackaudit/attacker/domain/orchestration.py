@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hackaudit.attacker.domain.confirm import coverage_map
 from hackaudit.attacker.domain.generate import behaviour
 from hackaudit.attacker.domain.generate.strategies.base import Category, Feedback, with_round
 from hackaudit.attacker.domain.pool import reference as ref
@@ -456,4 +457,5 @@ def completed(state: RoundState) -> AttackCompleted:
             if state.reference is not None and state.reference.finished
             else None
         ),
+        gold_coverage=coverage_map.of_gold(state.task.gold_diff.applied(), state.gold_runs),
     )

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from hackaudit.attacker.domain import orchestration as orch
+from hackaudit.attacker.domain.confirm import coverage_map
 from hackaudit.attacker.domain.confirm.classification import exploit_kind
 from hackaudit.attacker.domain.confirm.confirmation import ConfirmationConfig
 from hackaudit.attacker.domain.generate.strategies import (
@@ -165,6 +166,13 @@ class _Attack:
             )
         return kept[:budget]
 
+    async def measure_coverage(self) -> None:
+        """Gold's coverage run (once per task; kept in the state's gold runs): only reported."""
+        if coverage_map.GOLD_RUN_KEY in self.state.gold_runs or self.state.finished:
+            return
+        await self.confirmer.gold_coverage()
+        self.save(self.state.model_copy(update={"gold_runs": dict(self.confirmer.gold_runs)}))
+
     async def plan(self, round_: int) -> None:
         k = orch.round_size(self.state)
         n_llm, _ = orch.split_budget(k, self.llm is not None, self.config.llm_share)
@@ -272,6 +280,7 @@ async def run_attack(
         request = request.model_copy(update={"options": options})
     state = store.load(orch.state_key(request)) or orch.new_state(request)
     attack = _Attack(state, sandbox, llm, store, config, offline)
+    await attack.measure_coverage()
     while True:
         action = orch.next_action(attack.state)
         if isinstance(action, orch.Finish):

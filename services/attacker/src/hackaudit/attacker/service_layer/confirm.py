@@ -12,7 +12,7 @@ run.
 
 from __future__ import annotations
 
-from hackaudit.attacker.domain.confirm import probes, replay
+from hackaudit.attacker.domain.confirm import coverage_map, probes, replay
 from hackaudit.attacker.domain.confirm.confirmation import (
     Check,
     CheckResult,
@@ -193,6 +193,18 @@ class Confirmer:
             )
             for r in run.results
         ]
+
+    async def gold_coverage(self) -> None:
+        """Gold's coverage run of the graded tests over the lines gold changes, run once per
+        task and kept with gold's other runs (under "coverage"); nothing when gold changes no
+        source line. Only reported (`coverage_map`): no check reads it."""
+        run = coverage_map.invocation(coverage_map.changed_hunks(self._task.gold_diff.applied()))
+        if run is None:
+            return
+        request = self._request(
+            self._gold, RunPurpose.PROBE, run, timeout_s=self._config.probe_timeout_s
+        )
+        await self._gold_run(coverage_map.GOLD_RUN_KEY, request)
 
     async def graded_gold(self) -> tuple[RunResult, ...]:
         """Gold's graded runs (the task's own tests, repeated), run once per task."""

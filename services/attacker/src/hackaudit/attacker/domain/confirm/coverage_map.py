@@ -1,0 +1,100 @@
+"""The coverage map of a task: which graded tests execute which of the lines gold changes.
+
+Measured once per task on gold (a `Coverage` run of the graded tests), it says how much of the
+fix the tests reach: a changed line no graded test executes is one any candidate may leave out.
+Only reported; no verdict reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from hackaudit.shared.anatomy import LineKind, Patch, is_test_path
+from hackaudit.shared.contracts import (
+    Coverage,
+    GoldCoverage,
+    HunkCoverage,
+    RunResult,
+    RunStatus,
+)
+
+# Where gold's coverage run is kept among gold's runs (`RoundState.gold_runs`).
+GOLD_RUN_KEY = "coverage"
+
+
+@dataclass(frozen=True)
+class ChangedHunk:
+    """A hunk of gold's source changes: its file, new-side start, and added lines' numbers."""
+
+    path: str
+    start: int
+    lines: tuple[int, ...]
+
+
+def changed_hunks(gold: Patch) -> tuple[ChangedHunk, ...]:
+    """Gold's hunks that add lines to a source file (test files and configuration left out)."""
+    found: list[ChangedHunk] = []
+    for file in gold.files:
+        if file.new_path is None or file.binary or is_test_path(file.new_path):
+            continue
+        for hunk in file.hunks:
+            added = tuple(
+                n.new
+                for n in hunk.numbered()
+                if n.line.kind is LineKind.ADDED and n.new is not None
+            )
+            if added:
+                found.append(ChangedHunk(file.new_path, added[0], added))
+    return tuple(found)
+
+
+def invocation(hunks: Sequence[ChangedHunk]) -> Coverage | None:
+    """The coverage run of the graded tests over the changed lines (None: no source line)."""
+    lines: dict[str, list[int]] = {}
+    for hunk in hunks:
+        lines.setdefault(hunk.path, []).extend(hunk.lines)
+    if not lines:
+        return None
+    return Coverage(
+        files=tuple(lines), lines={path: tuple(sorted(set(n))) for path, n in lines.items()}
+    )
+
+
+def not_measured(reason: str, seconds: float = 0.0) -> GoldCoverage:
+    return GoldCoverage(measured=False, reason=reason, sandbox_seconds=round(seconds, 3))
+
+
+def coverage_map(hunks: Sequence[ChangedHunk], results: Sequence[RunResult]) -> GoldCoverage:
+    """The map from gold's coverage run (`results`; empty: never run)."""
+    if not hunks:
+        return not_measured("gold changes no line of a source file")
+    if not results:
+        return not_measured("no coverage run of gold")
+    result = results[0]
+    seconds = sum(r.duration_s for r in results)
+    if result.status is not RunStatus.COMPLETED or result.coverage is None:
+        why = result.reason or "no coverage result"
+        return not_measured(f"coverage run {result.status.value}: {why}", seconds)
+    measured = result.coverage
+    mapped = tuple(
+        HunkCoverage(
+            path=h.path,
+            start=h.start,
+            lines=h.lines,
+            executed={n: t for n in h.lines if (t := measured.tests_of(h.path, n))},
+        )
+        for h in hunks
+    )
+    return GoldCoverage(
+        measured=True,
+        hunks=mapped,
+        changed_lines=sum(len(h.lines) for h in mapped),
+        executed_lines=sum(len(h.executed) for h in mapped),
+        sandbox_seconds=round(seconds, 3),
+    )
+
+
+def of_gold(gold: Patch, gold_runs: Mapping[str, Sequence[RunResult]]) -> GoldCoverage:
+    """The map from gold's patch and gold's kept runs."""
+    return coverage_map(changed_hunks(gold), gold_runs.get(GOLD_RUN_KEY, ()))
