@@ -58,5 +58,5 @@ def coverage_text(coverage: GoldCoverage) -> str:
     never = ", ".join(f"{h.path}:{h.start}" for h in coverage.never_executed) or "none"
     return (
         f"graded tests execute {coverage.executed_lines} of {coverage.changed_lines} lines "
-        f"gold changes; hunks never executed: {never}"
+        f"gold changes (statements); hunks never executed: {never}"
     )

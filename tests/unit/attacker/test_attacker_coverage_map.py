@@ -56,10 +56,10 @@ def test_invocation_names_the_changed_files_and_lines() -> None:
     assert invocation(()) is None
 
 
-def _covered(executed: dict[int, tuple[int, ...]]) -> RunResult:
+def _covered(executed: dict[int, tuple[int, ...]], missing: tuple[int, ...] = ()) -> RunResult:
     coverage = CoverageResult(
         tests=("tests.test_ops.test_add", ""),
-        files={"pkg/ops.py": FileCoverage(executed=executed)},
+        files={"pkg/ops.py": FileCoverage(executed=executed, missing=missing)},
         per_test=True,
     )
     return RunResult(status=RunStatus.COMPLETED, coverage=coverage, duration_s=2.5)
@@ -88,7 +88,10 @@ def _covered(executed: dict[int, tuple[int, ...]]) -> RunResult:
             0,
             0,
         ),
-        (HUNKS, [_covered({2: (0,), 3: (0, 1)})], True, "", 3, 2, 1),
+        (HUNKS, [_covered({2: (0,), 3: (0, 1)}, missing=(12,))], True, "", 3, 2, 1),
+        # line 12 is no statement (neither executed nor missing): not counted, its hunk dropped
+        (HUNKS, [_covered({2: (0,), 3: (0, 1)}, missing=(5,))], True, "", 2, 2, 0),
+        (HUNKS, [_covered({2: (0,)}, missing=(12,))], True, "", 2, 1, 1),
         (HUNKS, [_covered({})], True, "", 3, 0, 2),
     ],
 )
@@ -108,7 +111,7 @@ def test_coverage_map(
 
 
 def test_coverage_map_names_the_tests_of_each_line() -> None:
-    found = coverage_map(HUNKS, [_covered({3: (0, 1)})])
+    found = coverage_map(HUNKS, [_covered({3: (0, 1)}, missing=(2, 12))])
     assert found.hunks[0].executed == {3: ("tests.test_ops.test_add", "")}
     assert found.never_executed[0].start == 12
     assert found.sandbox_seconds == 2.5

@@ -20,7 +20,8 @@ MEASURED = GoldCoverage(
     executed_lines=1,
 )
 MEASURED_LINE = (
-    "graded tests execute 1 of 3 lines gold changes; hunks never executed: pkg/ops.py:12"
+    "graded tests execute 1 of 3 lines gold changes (statements);"
+    " hunks never executed: pkg/ops.py:12"
 )
 
 
@@ -61,7 +62,8 @@ def test_every_hunk_executed_says_none(tmp_path: Path) -> None:
         update={"hunks": (full.hunks[0].model_copy(update={"executed": {2: ("",), 3: ("",)}}),)}
     )
     _, markdown, html = _report(tmp_path, full)
-    assert "graded tests execute 2 of 2 lines gold changes; hunks never executed: none" in markdown
+    line = "graded tests execute 2 of 2 lines gold changes (statements); hunks never executed: none"
+    assert line in markdown
     assert "(outside any test)" in html
 
 

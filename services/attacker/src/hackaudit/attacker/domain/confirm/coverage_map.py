@@ -2,7 +2,8 @@
 
 Measured once per task on gold (a `Coverage` run of the graded tests), it says how much of the
 fix the tests reach: a changed line no graded test executes is one any candidate may leave out.
-Only reported; no verdict reads it.
+Only the changed lines coverage.py counts as statements are counted. Only reported; no verdict
+reads it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from hackaudit.shared.anatomy import LineKind, Patch, is_test_path
 from hackaudit.shared.contracts import (
     Coverage,
+    CoverageResult,
     GoldCoverage,
     HunkCoverage,
     RunResult,
@@ -81,10 +83,11 @@ def coverage_map(hunks: Sequence[ChangedHunk], results: Sequence[RunResult]) -> 
         HunkCoverage(
             path=h.path,
             start=h.start,
-            lines=h.lines,
-            executed={n: t for n in h.lines if (t := measured.tests_of(h.path, n))},
+            lines=lines,
+            executed={n: t for n in lines if (t := measured.tests_of(h.path, n))},
         )
         for h in hunks
+        if (lines := _statements(h, measured))
     )
     return GoldCoverage(
         measured=True,
@@ -93,6 +96,17 @@ def coverage_map(hunks: Sequence[ChangedHunk], results: Sequence[RunResult]) -> 
         executed_lines=sum(len(h.executed) for h in mapped),
         sandbox_seconds=round(seconds, 3),
     )
+
+
+def _statements(hunk: ChangedHunk, measured: CoverageResult) -> tuple[int, ...]:
+    """The hunk's added lines that coverage.py counts as statements (executed or missing): a
+    blank line, a comment, a docstring's inner line or an `else:` executes nothing. All of them
+    when coverage.py reports no statement of the file (it was never imported)."""
+    found = measured.files.get(hunk.path)
+    statements = set(found.executed) | set(found.missing) if found else set()
+    if not statements:
+        return hunk.lines
+    return tuple(n for n in hunk.lines if n in statements)
 
 
 def of_gold(gold: Patch, gold_runs: Mapping[str, Sequence[RunResult]]) -> GoldCoverage:
