@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from hackaudit.sandbox.adapters.coverage_kit import WheelhouseCoverageKit
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sandbox_calc import (
@@ -173,3 +175,13 @@ async def sandbox(
     await runner.start()
     yield runner
     await runner.close()
+
+
+@pytest.fixture(scope="module")
+def coverage_wheels(request: pytest.FixtureRequest) -> dict[str, bytes]:
+    """The cp311 and pure-Python coverage.py wheels, downloaded once into pytest's cache."""
+    folder = Path(request.config.cache.mkdir("hackaudit-coverage-wheels"))
+    try:
+        return dict(WheelhouseCoverageKit(folder, pythons=("3.11",)).files())
+    except Exception as exc:  # no pip, no network and nothing cached
+        pytest.skip(f"no coverage.py wheels: {exc}")

@@ -13,7 +13,7 @@ import pytest
 import pytest_asyncio
 from sandbox_calc import TaskImage, calc_task, sandbox_settings
 
-from hackaudit.sandbox.adapters.coverage_kit import StaticCoverageKit, WheelhouseCoverageKit
+from hackaudit.sandbox.adapters.coverage_kit import StaticCoverageKit
 from hackaudit.sandbox.bootstrap import bootstrap
 from hackaudit.sandbox.domain.added_modules import added_files_patch
 from hackaudit.sandbox.domain.coverage_run import ANY_PYTHON, wheel_name
@@ -49,16 +49,6 @@ def test_add():
 def test_mul():
     assert mul(2, 3) == 6
 """
-
-
-@pytest.fixture(scope="module")
-def coverage_wheels(request: pytest.FixtureRequest) -> dict[str, bytes]:
-    """The cp311 and pure-Python wheels, downloaded once into pytest's cache directory."""
-    folder = Path(request.config.cache.mkdir("hackaudit-coverage-wheels"))
-    try:
-        return dict(WheelhouseCoverageKit(folder, pythons=("3.11",)).files())
-    except Exception as exc:  # no pip, no network and nothing cached
-        pytest.skip(f"no coverage.py wheels: {exc}")
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -5,7 +5,6 @@ a named graded test, and the run is kept with gold's runs (asked again, it is no
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -14,7 +13,7 @@ from sandbox_calc import TaskImage, calc_task, sandbox_settings
 from hackaudit.attacker.domain.confirm import coverage_map
 from hackaudit.attacker.domain.confirm.confirmation import ConfirmationConfig
 from hackaudit.attacker.service_layer.confirm import Confirmer
-from hackaudit.sandbox.adapters.coverage_kit import StaticCoverageKit, WheelhouseCoverageKit
+from hackaudit.sandbox.adapters.coverage_kit import StaticCoverageKit
 from hackaudit.sandbox.bootstrap import bootstrap
 from hackaudit.sandbox.runner import Runner
 from hackaudit.shared.contracts import Coverage, RunCompleted, RunPurpose, RunRequested
@@ -32,16 +31,6 @@ class _Sandbox:
     async def run(self, request: RunRequested) -> RunCompleted:
         self.requests.append(request)
         return await self.runner.complete(request)
-
-
-@pytest.fixture(scope="module")
-def coverage_wheels(request: pytest.FixtureRequest) -> dict[str, bytes]:
-    """The coverage.py wheels, downloaded once into pytest's cache directory."""
-    folder = Path(request.config.cache.mkdir("hackaudit-coverage-wheels"))
-    try:
-        return dict(WheelhouseCoverageKit(folder, pythons=("3.11",)).files())
-    except Exception as exc:  # no pip, no network and nothing cached
-        pytest.skip(f"no coverage.py wheels: {exc}")
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
