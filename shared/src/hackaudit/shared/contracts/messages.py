@@ -109,6 +109,23 @@ class ProbeDifference(BaseModel):
     candidate: str = ""
 
 
+class CandidateReach(BaseModel):
+    """Where a candidate's change sits on gold and what executes it there: `lines` are gold's
+    lines ("path:N", new side) the change corresponds to, `tests` the tests (graded or
+    repository) and `probes` the number of probes that execute at least one of them on gold."""
+
+    model_config = ConfigDict(frozen=True)
+
+    lines: tuple[str, ...] = ()
+    tests: tuple[str, ...] = ()
+    probes: int = 0
+
+    @property
+    def unreached(self) -> bool:
+        """No test and no probe executes any line of the change on gold: nothing checked it."""
+        return not self.tests and not self.probes
+
+
 class CandidateOutcome(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -123,6 +140,9 @@ class CandidateOutcome(BaseModel):
     differences: tuple[ProbeDifference, ...] = ()
     # What a confirmed exploit says about the task and how to close it ("" when not an exploit).
     advice: str = ""
+    # What executes the candidate's change on gold (None: not measured). An accepted candidate
+    # whose reach is `unreached` was checked by nothing: reported apart from "not shown to differ".
+    reach: CandidateReach | None = None
 
 
 class BudgetSpent(BaseModel):
