@@ -352,6 +352,8 @@ class Coverage(BaseModel):
     files: tuple[str, ...] = Field(min_length=1)
     lines: dict[str, tuple[int, ...]] = Field(default_factory=dict)
     tests: tuple[str, ...] | None = None
+    # Also return the text of each measured file as the run saw it (`CoverageResult.sources`).
+    with_source: bool = False
 
 
 # What a run request runs. A union that grows: a new kind is a new member with its own `kind`
@@ -408,6 +410,8 @@ class CoverageResult(BaseModel):
     files: dict[str, FileCoverage] = Field(default_factory=dict)
     per_test: bool = False
     coverage_version: str = ""
+    # With `Coverage.with_source`: each measured file's text (repository path -> text).
+    sources: dict[str, str] = Field(default_factory=dict)
 
     def tests_of(self, path: str, line: int) -> tuple[str, ...]:
         """The tests that executed `line` of `path` ("" for code outside any test)."""
