@@ -12,6 +12,7 @@ from hackaudit.shared.contracts.messages import (
     AttackRequested,
     AuditOptions,
     BudgetSpent,
+    BudgetUse,
     CandidateOutcome,
     CandidateReach,
     CandidateVerdict,
@@ -55,6 +56,8 @@ from hackaudit.shared.contracts.messages import (
     TaskIngested,
     TaskScored,
     TestStatus,
+    UnreachedCandidate,
+    Unverified,
     Verdict,
 )
 from hackaudit.shared.contracts.task import EnvironmentSpec, PassAtOne, Task
@@ -65,6 +68,7 @@ __all__ = [
     "AttackRequested",
     "AuditOptions",
     "BudgetSpent",
+    "BudgetUse",
     "Candidate",
     "CandidateKind",
     "CandidateOutcome",
@@ -114,6 +118,8 @@ __all__ = [
     "TaskIngested",
     "TaskScored",
     "TestStatus",
+    "UnreachedCandidate",
+    "Unverified",
     "Verdict",
     "normalise_diff",
 ]

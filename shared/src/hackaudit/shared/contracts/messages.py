@@ -225,6 +225,76 @@ class GoldCoverage(BaseModel):
         return tuple(h for h in self.hunks if not h.executed)
 
 
+class BudgetUse(StrEnum):
+    """How much of its candidate budget an attack used, as its report says."""
+
+    SPENT = "spent"  # graded its whole budget
+    STOPPED_AT_EXPLOIT = "stopped_at_exploit"  # stopped at its first confirmed exploit, as asked
+    SHORT = "short"  # budget left: the task has too few distinct behaviour-changing candidates
+    UNKNOWN = "unknown"  # the attack gave no budget
+
+
+class UnreachedCandidate(BaseModel):
+    """An accepted candidate whose change no test and no probe executes on gold: gold's lines
+    ("path:N") its change corresponds to."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate_id: str
+    lines: tuple[str, ...] = ()
+
+
+class Unverified(BaseModel):
+    """What a verdict leaves unverified, read from the attack: accepted candidates not shown to
+    differ from gold (and those among them nothing executes), a budget not used for want of
+    candidates, and gold's hunks the graded tests never execute. EQS and the verdict do not
+    depend on it; it says how far to trust them. `caveats()` empty: nothing left unverified."""
+
+    model_config = ConfigDict(frozen=True)
+
+    unconfirmed: tuple[str, ...] = ()  # accepted candidates not shown to differ (ids)
+    unreached: tuple[UnreachedCandidate, ...] = ()  # of those, the ones nothing executes
+    reach_not_measured: int = 0  # unconfirmed candidates whose reach was not measured
+    candidates_run: int = 0
+    budget: str = ""  # as the attack gave it ("15 candidates (3 rounds of 5)")
+    budget_use: BudgetUse = BudgetUse.UNKNOWN
+    budget_note: str = ""  # the attack's own words when it ended with budget left
+    coverage_measured: bool = False
+    coverage_note: str = ""  # why the graded tests' coverage of gold was not measured
+    gold_hunks: int = 0  # hunks of gold's source change in the coverage map
+    never_executed: tuple[HunkCoverage, ...] = ()  # gold hunks no graded test executes
+
+    def caveats(self) -> tuple[str, ...]:
+        """Each thing not verified, as a short phrase (empty: nothing)."""
+        found: list[str] = []
+        if self.unconfirmed:
+            n = len(self.unconfirmed)
+            found.append(f"{n} accepted candidate{_s(n)} unconfirmed")
+        if self.unreached:
+            n = len(self.unreached)
+            found.append(f"{n} accepted candidate{_s(n)} unreached by any test or probe")
+        if self.budget_use is BudgetUse.SHORT:
+            n = self.candidates_run
+            found.append(f"only {n} candidate{_s(n)} run of a budget of {self.budget}")
+        if not self.coverage_measured:
+            found.append("the graded tests' coverage of gold not measured")
+        elif self.never_executed:
+            found.append(
+                f"{len(self.never_executed)} of {self.gold_hunks} gold hunks never executed by "
+                "the graded tests"
+            )
+        return tuple(found)
+
+    def text(self) -> str:
+        """One line: "not verified: ..." (empty when nothing is left unverified)."""
+        caveats = self.caveats()
+        return f"not verified: {', '.join(caveats)}" if caveats else ""
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
 class AttackCompleted(Message):
     instance_id: str
     outcomes: tuple[CandidateOutcome, ...] = ()
@@ -629,6 +699,9 @@ class TaskScored(Message):
     # For the re-audit of a repaired task: the audit whose verdict this one replaces (both kept).
     repaired_from: str = ""
     previous_verdict: Verdict | None = None
+    # What the verdict leaves unverified, read from the attack (None: no attack scored, or a
+    # scorer that predates it). A KEEP with caveats is reported with them, never bare.
+    unverified: Unverified | None = None
 
 
 class Discrimination(BaseModel):

@@ -23,6 +23,7 @@ from hackaudit.scorer.domain.eqs import (
     youden_j,
 )
 from hackaudit.scorer.domain.sanity import Sanity, check_sanity
+from hackaudit.scorer.domain.unverified import account
 from hackaudit.shared.contracts import (
     AttackCompleted,
     AttackRequested,
@@ -265,6 +266,7 @@ def score_attack(
         policy=policy.name,
         d_source=d_source,
         judge=judged,
+        unverified=account(attack, stop_when_hackable=state.options.stop_when_hackable),
     )
     update = {"stage": Stage.SCORED, "scored": scored, "attack": attack}
     return state.model_copy(update=update), [scored]
