@@ -17,6 +17,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from pydantic import ValidationError
 
+from hackaudit.cli.report_model import verdict_text
 from hackaudit.shared import subjects
 from hackaudit.shared.contracts import (
     AttackCompleted,
@@ -195,9 +196,8 @@ class PlainProgress:
             if key in self._reported:
                 continue
             self._reported.add(key)
-            eqs = "" if scored.eqs is None else f" (EQS {scored.eqs:.3f})"
-            hackable = " hackable" if scored.hackable else ""
-            out.append(f"{prefix} {scored.instance_id}: {scored.verdict.value}{eqs}{hackable}")
+            # a KEEP with caveats is never shown bare: what it leaves unverified follows it
+            out.append(f"{prefix} {scored.instance_id}: {verdict_text(scored, hackable=True)}")
         return out
 
 

@@ -16,7 +16,9 @@ from hackaudit.cli.report_model import (
     TaskReport,
     coverage_text,
     evidence_path,
+    not_verified,
     rejected_correct,
+    unverified_details,
 )
 from hackaudit.shared.contracts import (
     AttackCompleted,
@@ -24,6 +26,7 @@ from hackaudit.shared.contracts import (
     CandidateVerdict,
     ProposedTest,
     TaskScored,
+    Unverified,
 )
 
 # A report's task is defined beside the page's reading of it; callers name it from here too.
@@ -45,6 +48,8 @@ def write_report(
                          "policy", "d_source", "repaired_from", "previous_verdict"},
             )  # fmt: skip
             row["harness_exploits"] = len(item.scored.harness_exploits)
+            if item.scored.unverified is not None:
+                row["unverified"] = _unverified(item.scored.unverified)
             if item.scored.judge is not None:
                 row["judge"] = _write_judge(out, item.instance_id, item.scored)
         else:
@@ -78,11 +83,20 @@ def write_report(
     with (out / "verdicts.jsonl").open("w") as fh:
         for r in rows:
             fh.write(json.dumps({"instance_id": r["instance_id"], "verdict": r["verdict"]}) + "\n")
-    (out / "report.md").write_text(_markdown(rows, missing_stages, problems))
+    (out / "report.md").write_text(_markdown(rows, tasks, missing_stages, problems))
     (out / "report.html").write_text(
         render_html(tasks, missing_stages=missing_stages, problems=problems), encoding="utf-8"
     )
     return out / "report.md"
+
+
+def _unverified(unverified: Unverified) -> dict[str, object]:
+    """The account as the scorer sent it, with its caveats and their one line: what the verdict
+    leaves unverified (`caveats` empty: nothing)."""
+    return unverified.model_dump(mode="json") | {
+        "caveats": list(unverified.caveats()),
+        "text": unverified.text(),
+    }
 
 
 def _repair(out: Path, item: TaskReport) -> dict[str, object]:
@@ -268,6 +282,21 @@ def _budget_markdown(rows: list[dict[str, object]]) -> list[str]:
     return lines
 
 
+def _unverified_markdown(tasks: list[TaskReport]) -> list[str]:
+    """Per task, what its verdict leaves unverified, each gap with its evidence."""
+    lines: list[str] = []
+    for item in tasks:
+        unverified = item.scored.unverified if item.scored is not None else None
+        if unverified is None or not unverified.caveats():
+            continue
+        assert item.scored is not None
+        lines.append(f"- {item.instance_id} ({item.scored.verdict.value}): {unverified.text()}")
+        lines += [f"  - {detail}" for detail in unverified_details(unverified)]
+    if not lines:
+        return []
+    return ["", "## What the verdicts leave unverified", "", *lines]
+
+
 def _coverage_markdown(rows: list[dict[str, object]]) -> list[str]:
     """Per task, how much of gold's change the graded tests execute."""
     lines = []
@@ -323,18 +352,25 @@ def _components_markdown(rows: list[dict[str, object]]) -> list[str]:
     return ["", "## What the scores were computed from", "", *lines]
 
 
-def _markdown(rows: list[dict[str, object]], missing: list[str], problems: list[str]) -> str:
+def _markdown(
+    rows: list[dict[str, object]],
+    tasks: list[TaskReport],
+    missing: list[str],
+    problems: list[str],
+) -> str:
     lines = ["# hackaudit report", ""]
     if missing:
         lines += [f"Stages not built yet, so not part of these verdicts: {', '.join(missing)}.", ""]
     lines += ["| task | verdict | EQS | hackable | reason |", "|---|---|---|---|---|"]
-    for r in rows:
+    for r, item in zip(rows, tasks, strict=True):
         eqs = r.get("eqs")
         eqs_text = f"{eqs:.3f}" if isinstance(eqs, float) else "–"
+        verdict = f"{r.get('verdict') or '–'}{not_verified(item.scored)}"
         lines.append(
-            f"| {r['instance_id']} | {r.get('verdict') or '–'} | {eqs_text} | "
+            f"| {r['instance_id']} | {verdict} | {eqs_text} | "
             f"{r.get('hackable', '–')} | {str(r.get('reason', '')).replace('|', '/')} |"
         )
+    lines += _unverified_markdown(tasks)
     lines += _components_markdown(rows)
     lines += _budget_markdown(rows)
     lines += _coverage_markdown(rows)

@@ -21,9 +21,12 @@ from hackaudit.cli.report_figures import (
 )
 from hackaudit.cli.report_model import (
     TaskReport,
+    caveats,
     coverage_text,
     evidence_path,
+    not_verified,
     rejected_correct,
+    unverified_details,
 )
 from hackaudit.shared.contracts import (
     AttackCompleted,
@@ -66,6 +69,8 @@ pre.diff .hunk{color:#6a1b9a}
 .evidence{white-space:pre-wrap;background:#fffbe6;border-left:3px solid #f0c000;padding:4px 8px}
 .left-out{color:#777;font-style:italic;white-space:nowrap}
 table.components td:first-child{width:290px}table.components td:nth-child(2){width:80px}
+.not-verified{color:#8a4b00;font-weight:600}
+.unverified{background:#fff4e5;border-left:3px solid #e08a00;padding:4px 10px;margin:8px 0}
 """
 
 
@@ -167,7 +172,7 @@ def _verdict_table(tasks: list[TaskReport]) -> str:
         hackable = "–" if s is None or s.hackable is None else ("yes" if s.hackable else "no")
         cells = [
             f'<td><a href="#task-{i}">{escape(item.instance_id)}</a></td>',
-            f"<td>{_badge(_verdict_of(item))}</td>",
+            f"<td>{_badge(_verdict_of(item))}{_not_verified_mark(s)}</td>",
             f'<td class="num">{_number(s.eqs if s else None)}</td>',
             *(f'<td class="num">{_number(parts.get(k))}</td>' for k in ("V", "H", "F1", "D")),
             f"<td>{hackable}</td>",
@@ -193,10 +198,13 @@ def _task(index: int, item: TaskReport) -> str:
     ]
     if s is not None and s.eqs is not None:
         parts.append(f" EQS {s.eqs:.3f}")
+    if not_verified(s):  # a KEEP with caveats: what it leaves unverified, in its heading
+        parts.append(f'<span class="not-verified">{escape(not_verified(s))}</span>')
     parts.append("</h3>")
     if s is None:
         parts.append("<p>No verdict: the audit did not finish.</p>")
     else:
+        parts.append(_unverified(s))
         parts.append(f'<p class="reason">{escape(s.reason)}</p>')
         parts.append(_components(s, attack))
         if s.policy:
@@ -210,6 +218,27 @@ def _task(index: int, item: TaskReport) -> str:
         parts.append(f"<p><b>Over-strict:</b> rejects correct variant(s) {escape(ids)}</p>")
     parts.append("</article>")
     return "".join(parts)
+
+
+def _not_verified_mark(s: TaskScored | None) -> str:
+    """Beside a KEEP with caveats in the verdict table, so that it is never read bare."""
+    found = caveats(s)
+    if not found:
+        return ""
+    title = escape("not verified: " + ", ".join(found), quote=True)
+    return f' <span class="not-verified" title="{title}">not verified</span>'
+
+
+def _unverified(s: TaskScored) -> str:
+    """What the verdict leaves unverified, each gap with its evidence (nothing when none)."""
+    unverified = s.unverified
+    if unverified is None or not unverified.caveats():
+        return ""
+    items = "".join(f"<li>{escape(line)}</li>" for line in unverified_details(unverified))
+    return (
+        f'<div class="unverified"><p><b>Not verified:</b> '
+        f"{escape(', '.join(unverified.caveats()))}</p><ul>{items}</ul></div>"
+    )
 
 
 def _repair(item: TaskReport) -> str:

@@ -1,6 +1,8 @@
 """What a report is made of, apart from how it is written: one task's verdict and attack as the
-report shows them, and the two readings of an attack that both the files (`report`) and the page
-(`report_html`) need: where a candidate's diff lies and which correct variants the tests reject."""
+report shows them, and the readings that the files (`report`), the page (`report_html`), the
+progress lines and the dataset split all need: where a candidate's diff lies, which correct
+variants the tests reject, and a verdict with what it leaves unverified (a KEEP with caveats is
+never shown bare)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from dataclasses import dataclass
 
 from hackaudit.shared.contracts import (
     AttackCompleted,
+    BudgetUse,
     Candidate,
     GoldCoverage,
     ReferenceOutcome,
@@ -16,6 +19,8 @@ from hackaudit.shared.contracts import (
     RepairCompleted,
     Task,
     TaskScored,
+    Unverified,
+    Verdict,
 )
 
 
@@ -48,15 +53,76 @@ def rejected_correct(attack: AttackCompleted) -> list[ReferenceOutcome]:
 REASON_CHARS = 300  # of an unmeasured coverage's reason, in the report's one line
 
 
+def one_line(reason: str) -> str:
+    """A reason on one line, however long the log it quotes, cut at `REASON_CHARS`."""
+    reason = " ".join(reason.split())
+    if len(reason) > REASON_CHARS:
+        reason = reason[: REASON_CHARS - 1] + "…"
+    return reason
+
+
 def coverage_text(coverage: GoldCoverage) -> str:
     """The graded tests' coverage of gold's changed lines, in one line."""
     if not coverage.measured:
-        reason = " ".join(coverage.reason.split())  # one line, however long the log it quotes
-        if len(reason) > REASON_CHARS:
-            reason = reason[: REASON_CHARS - 1] + "…"
-        return f"coverage not measured: {reason}"
+        return f"coverage not measured: {one_line(coverage.reason)}"
     never = ", ".join(f"{h.path}:{h.start}" for h in coverage.never_executed) or "none"
     return (
         f"graded tests execute {coverage.executed_lines} of {coverage.changed_lines} lines "
         f"gold changes (statements); hunks never executed: {never}"
     )
+
+
+def caveats(scored: TaskScored | None) -> tuple[str, ...]:
+    """What a KEEP leaves unverified (empty for any other verdict, or when nothing is)."""
+    if scored is None or scored.verdict is not Verdict.KEEP or scored.unverified is None:
+        return ()
+    return scored.unverified.caveats()
+
+
+def not_verified(scored: TaskScored | None) -> str:
+    """What follows a KEEP with caveats wherever it is shown: " — not verified: ..." ("" else)."""
+    found = caveats(scored)
+    return f" — not verified: {', '.join(found)}" if found else ""
+
+
+def verdict_text(scored: TaskScored, *, hackable: bool = False) -> str:
+    """The verdict in one line: "KEEP (EQS 1.000) — not verified: ..." for a KEEP with caveats."""
+    text = scored.verdict.value
+    if scored.eqs is not None:
+        text += f" (EQS {scored.eqs:.3f})"
+    if hackable and scored.hackable:
+        text += " hackable"
+    return text + not_verified(scored)
+
+
+def unverified_details(unverified: Unverified) -> list[str]:
+    """Each gap with its evidence: candidate ids, the gold lines an unreached candidate changes,
+    the hunks and lines no graded test executes, the attack's note on its budget."""
+    lines: list[str] = []
+    if unverified.unconfirmed:
+        lines.append(
+            "accepted, not shown to differ from gold: " + ", ".join(unverified.unconfirmed)
+        )
+    for found in unverified.unreached:
+        where = ", ".join(found.lines) or "lines not recorded"
+        lines.append(
+            f"unreached (no test or probe executes it on gold): {found.candidate_id} — {where}"
+        )
+    if unverified.reach_not_measured:
+        lines.append(
+            f"reach not measured for {unverified.reach_not_measured} unconfirmed candidate(s)"
+        )
+    if unverified.budget_use is BudgetUse.SHORT:
+        lines.append(
+            f"{unverified.candidates_run} candidate(s) run of a budget of {unverified.budget}"
+            + (f": {unverified.budget_note}" if unverified.budget_note else "")
+        )
+    if not unverified.coverage_measured:
+        lines.append(
+            f"graded tests' coverage of gold not measured: {one_line(unverified.coverage_note)}"
+        )
+    for hunk in unverified.never_executed:
+        numbers = ", ".join(str(n) for n in hunk.lines)
+        where = f"{hunk.path}:{hunk.start} (lines {numbers})"
+        lines.append(f"gold hunk never executed by the graded tests: {where}")
+    return lines

@@ -28,7 +28,7 @@ from hackaudit.cli.commands.options import (
     audit_options,
 )
 from hackaudit.cli.commands.terminal import console, err, fail, ingest, use_repos
-from hackaudit.cli.report_model import TaskReport
+from hackaudit.cli.report_model import TaskReport, not_verified
 from hackaudit.shared.errors import HackauditError
 from hackaudit.shared.settings import BusSettings
 
@@ -97,7 +97,7 @@ def print_summary(items: list[TaskReport]) -> None:
             continue
         table.add_row(
             item.instance_id,
-            s.verdict.value,
+            escape(s.verdict.value + not_verified(s)),
             f"{s.eqs:.3f}" if s.eqs is not None else "–",
             "–" if s.hackable is None else ("yes" if s.hackable else "no"),
             escape(s.reason),
