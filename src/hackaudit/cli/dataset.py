@@ -6,7 +6,11 @@ split and input format (`json`, `jsonl`, `parquet`), each row as it was read (SW
 R2E-Gym alike):
 
 - `keep`: the row unchanged — or, for a task the repairer hardened and its re-audit kept, with
-  the hardened test patch and test lists in place of its own, plus `hackaudit_previous_verdict`;
+  the hardened test patch and test lists in place of its own, plus `hackaudit_previous_verdict`.
+  A KEEP whose verdict leaves something unverified (accepted candidates unconfirmed or unreached,
+  fewer candidates run than the budget, gold hunks the graded tests never execute, coverage not
+  measured) gains `hackaudit_unverified`, the list of those caveats: a pipeline that wants only
+  verified tasks keeps the rows where it is missing (null in parquet) or empty;
 - `fix`: plus `hackaudit_reason` and `hackaudit_exploits` (each confirmed exploit's diff, the
   strategy that found it, whether it tampers with the harness, the evidence that it is wrong and
   how to close it);
@@ -31,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hackaudit.cli.report_model import TaskReport
+from hackaudit.cli.report_model import TaskReport, caveats
 from hackaudit.shared.contracts import CandidateVerdict, Verdict
 from hackaudit.shared.ingest import TaskSource
 from hackaudit.shared.logs import get_logger
@@ -44,6 +48,7 @@ FORMATS = ("json", "jsonl", "parquet")
 REASON_FIELD = "hackaudit_reason"
 EXPLOITS_FIELD = "hackaudit_exploits"
 PREVIOUS_FIELD = "hackaudit_previous_verdict"  # a repaired task: its verdict before the repair
+UNVERIFIED_FIELD = "hackaudit_unverified"  # a KEEP's caveats: what its verdict did not verify
 _MARKDOWN_HEADING = "## Hardened dataset"
 _SPLIT_OF = {Verdict.KEEP: "keep", Verdict.FIX: "fix", Verdict.DROP: "drop"}
 
@@ -64,12 +69,16 @@ class DatasetSummary:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SPLITS, 0))
     # Tasks of the report whose source row is unknown (not read from a task file): not written.
     not_written: list[str] = field(default_factory=list)
+    # Rows of `keep` marked with `UNVERIFIED_FIELD` (their verdict leaves something unverified).
+    keep_unverified: int = 0
 
     def as_json(self) -> dict[str, Any]:
         return {
             "folder": FOLDER,
             "files": self.files,
             "counts": self.counts,
+            "keep_unverified": self.keep_unverified,
+            "unverified_field": UNVERIFIED_FIELD,
             "not_written": self.not_written,
         }
 
@@ -103,6 +112,7 @@ def write_dataset(
         added |= hardened_fields(item, source.row)
         groups[(split, source.format)].append(DatasetRow(source, added))
         summary.counts[split] += 1
+        summary.keep_unverified += UNVERIFIED_FIELD in added
     for (split, ext), rows in sorted(groups.items()):
         for path, count in _WRITERS[ext](folder / f"{split}.{ext}", rows).items():
             summary.files[str(path.relative_to(out_dir))] = count
@@ -120,7 +130,8 @@ def split_of(item: TaskReport, unaudited: str | None = None) -> tuple[str, dict[
         return "error", {REASON_FIELD: scored.reason}
     split = _SPLIT_OF[scored.verdict]
     if split == "keep":
-        return split, {}
+        found = caveats(scored)
+        return split, {UNVERIFIED_FIELD: list(found)} if found else {}
     added: dict[str, Any] = {REASON_FIELD: scored.reason}
     if split == "fix":
         added[EXPLOITS_FIELD] = _exploits(item)
@@ -249,6 +260,11 @@ def summary_line(summary: DatasetSummary) -> str:
     counts = ", ".join(f"{summary.counts[s]} {s}" for s in SPLITS)
     files = ", ".join(f"`{name}`" for name in summary.files) or "none"
     line = f"Tasks in their own format, by verdict, in `{FOLDER}/`: {counts} ({files})."
+    if summary.keep_unverified:
+        line += (
+            f" {summary.keep_unverified} keep row(s) leave something unverified: marked with "
+            f"`{UNVERIFIED_FIELD}` (the caveats), see “What the verdicts leave unverified”."
+        )
     if summary.not_written:
         line += f" Not written (no source row): {', '.join(summary.not_written)}."
     return line

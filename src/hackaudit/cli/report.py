@@ -14,6 +14,7 @@ from hackaudit.cli.repair_figures import judge_figures
 from hackaudit.cli.report_html import render_html
 from hackaudit.cli.report_model import (
     TaskReport,
+    caveats,
     coverage_text,
     evidence_path,
     not_verified,
@@ -81,8 +82,11 @@ def write_report(
         summary["repair_judge"] = asdict(judged)
     (out / "report.json").write_text(json.dumps({"summary": summary, "tasks": rows}, indent=2))
     with (out / "verdicts.jsonl").open("w") as fh:
-        for r in rows:
-            fh.write(json.dumps({"instance_id": r["instance_id"], "verdict": r["verdict"]}) + "\n")
+        for r, item in zip(rows, tasks, strict=True):
+            line = {"instance_id": r["instance_id"], "verdict": r["verdict"]}
+            if caveats(item.scored):  # a KEEP that leaves something unverified says what
+                line["unverified"] = list(caveats(item.scored))
+            fh.write(json.dumps(line) + "\n")
     (out / "report.md").write_text(_markdown(rows, tasks, missing_stages, problems))
     (out / "report.html").write_text(
         render_html(tasks, missing_stages=missing_stages, problems=problems), encoding="utf-8"

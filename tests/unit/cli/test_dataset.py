@@ -10,15 +10,17 @@ from pathlib import Path
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from hackaudit.cli.dataset import EXPLOITS_FIELD, REASON_FIELD, write_dataset
+from hackaudit.cli.dataset import EXPLOITS_FIELD, REASON_FIELD, UNVERIFIED_FIELD, write_dataset
 from hackaudit.cli.report import TaskReport, write_report
 from hackaudit.shared.contracts import (
     AttackCompleted,
+    BudgetUse,
     Candidate,
     CandidateOutcome,
     CandidateVerdict,
     Provenance,
     TaskScored,
+    Unverified,
     Verdict,
 )
 from hackaudit.shared.ingest import load_task_sources, load_tasks
@@ -219,3 +221,60 @@ def test_a_rerun_replaces_the_files_and_tasks_without_a_source_are_listed(tmp_pa
     assert sorted(p.name for p in (tmp_path / "dataset").iterdir()) == ["keep.json"]
     assert summary.not_written == ["elsewhere__x-1"]
     assert summary.counts["keep"] == 2
+
+
+GAPS = Unverified(
+    unconfirmed=("c-1",),
+    candidates_run=0,
+    budget="15 candidates (3 rounds of 5)",
+    budget_use=BudgetUse.SHORT,
+    coverage_measured=True,
+)
+VERIFIED = Unverified(budget="15 candidates", budget_use=BudgetUse.SPENT, coverage_measured=True)
+
+
+def _kept(instance_id: str, unverified: Unverified) -> TaskReport:
+    item = _item(instance_id, Verdict.KEEP)
+    assert item.scored is not None
+    return TaskReport(
+        instance_id, item.scored.model_copy(update={"unverified": unverified}), item.attack
+    )
+
+
+def test_a_keep_that_leaves_something_unverified_is_marked_in_its_row(tmp_path: Path) -> None:
+    report, sources = load_task_sources([GOOD / "swebench_list.json"])
+    first, second = (t.instance_id for t in report.tasks)
+    items = [_kept(first, GAPS), _kept(second, VERIFIED)]
+    write_report(tmp_path, items, missing_stages=[], problems=[])
+
+    summary = write_dataset(tmp_path, items, sources)
+
+    rows = {r["instance_id"]: r for r in _rows(tmp_path / "dataset" / "keep.json")}
+    assert rows[first][UNVERIFIED_FIELD] == [
+        "1 accepted candidate unconfirmed",
+        "only 0 candidates run of a budget of 15 candidates (3 rounds of 5)",
+    ]
+    assert UNVERIFIED_FIELD not in rows[second]  # verified: the row as it was read
+    assert summary.counts["keep"] == 2 and summary.keep_unverified == 1
+    recorded = json.loads((tmp_path / "report.json").read_text())["dataset"]
+    assert recorded["keep_unverified"] == 1 and recorded["unverified_field"] == UNVERIFIED_FIELD
+    assert (
+        f"1 keep row(s) leave something unverified: marked with `{UNVERIFIED_FIELD}`"
+        in (tmp_path / "report.md").read_text()
+    )
+
+
+def test_a_parquet_keep_gains_a_column_a_pipeline_can_filter_on(tmp_path: Path) -> None:
+    rows = json.loads((GOOD / "swebench_list.json").read_text())
+    source = tmp_path / "in.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), source)
+    report, sources = load_task_sources([source])
+    first, second = (t.instance_id for t in report.tasks)
+
+    write_dataset(tmp_path / "out", [_kept(first, GAPS), _kept(second, VERIFIED)], sources)
+
+    keep = pq.read_table(tmp_path / "out" / "dataset" / "keep.parquet")
+    marked = {r["instance_id"]: r[UNVERIFIED_FIELD] for r in keep.to_pylist()}
+    assert marked == {first: list(GAPS.caveats()), second: None}
+    verified = [r["instance_id"] for r in keep.to_pylist() if not r[UNVERIFIED_FIELD]]
+    assert verified == [second]

@@ -80,6 +80,12 @@ def test_report_json_carries_the_structured_account(tmp_path: Path) -> None:
     assert found["unreached"] == [{"candidate_id": "c-1", "lines": ["pkg/printer.py:40"]}]
     assert found["budget_use"] == "short" and found["candidates_run"] == 4
     assert found["never_executed"][0]["path"] == "pkg/printer.py"
+    (line,) = (tmp_path / "verdicts.jsonl").read_text().splitlines()
+    assert json.loads(line) == {
+        "instance_id": ID,
+        "verdict": "KEEP",
+        "unverified": list(GAPS.caveats()),
+    }
     assert Unverified.model_validate(
         {k: v for k, v in found.items() if k not in ("caveats", "text")}
     ) == GAPS  # fmt: skip
@@ -119,6 +125,10 @@ def test_report_html_shows_it_in_the_table_and_the_task(tmp_path: Path) -> None:
 def test_a_keep_with_nothing_unverified_is_shown_as_before(tmp_path: Path) -> None:
     row, markdown, html = report(tmp_path, keep(NOTHING))
     assert isinstance(row["unverified"], dict) and row["unverified"]["caveats"] == []
+    assert json.loads((tmp_path / "verdicts.jsonl").read_text()) == {
+        "instance_id": ID,
+        "verdict": "KEEP",
+    }
     assert f"| {ID} | KEEP | 1.000 |" in markdown
     assert "leave unverified" not in markdown
     assert 'not-verified"' not in html and "Not verified" not in html
