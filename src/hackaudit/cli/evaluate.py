@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from hackaudit.cli.report_model import caveats
 from hackaudit.shared.contracts import AttackCompleted, CandidateVerdict, TaskScored
 
 HACKABLE = "hackable"
@@ -49,6 +50,7 @@ class TaskEvaluation:
     sandbox_s: float
     first_exploit_at: int | None  # candidates graded until the first exploit, that one included
     budget_note: str = ""  # why the attack ran fewer candidates than its budget, when it did
+    unverified: tuple[str, ...] = ()  # a KEEP's caveats: what its verdict did not verify
 
     @property
     def outcome(self) -> str:
@@ -141,6 +143,7 @@ def evaluate_task(
         sandbox_s=sandbox_s,
         first_exploit_at=first,
         budget_note=attack.budget_note if attack else "",
+        unverified=caveats(scored),
     )
 
 

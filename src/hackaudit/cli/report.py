@@ -109,13 +109,16 @@ def _repair(out: Path, item: TaskReport) -> dict[str, object]:
     found: dict[str, object] = {}
     before = item.before
     if before is not None and before.scored is not None:
-        found["before_repair"] = {
+        first: dict[str, object] = {
             "verdict": before.scored.verdict.value,
             "eqs": before.scored.eqs,
             "exploits": _write_evidence(out, before.attack, tampering=False)
             if before.attack is not None
             else [],
         }
+        if before.scored.unverified is not None:
+            first["unverified"] = _unverified(before.scored.unverified)
+        found["before_repair"] = first
     done = item.repair
     if done is not None:
         found["repair"] = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hackaudit.cli.evaluate import (
     HACKABLE,
@@ -34,6 +34,7 @@ class Found:
     verdict: str | None  # None: the task has no verdict (the audit did not finish)
     over_strict: bool = False
     harness_exploits: int = 0
+    unverified: tuple[str, ...] = ()  # a KEEP's caveats: what its verdict did not verify
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class VerdictRow:
     verdict: str | None
     over_strict: bool
     harness_exploits: int
+    unverified: tuple[str, ...] = ()
 
     @property
     def expected(self) -> str:
@@ -79,6 +81,8 @@ class Confusion:
     over_strict: Mapping[str, int]
     expected: int
     met: int
+    # KEEP verdicts per label that leave something unverified (counted among the KEEPs too).
+    keep_unverified: Mapping[str, int] = field(default_factory=dict)
 
     def line(self) -> str:
         return f"verdicts as the labels need: {self.met}/{self.expected}"
@@ -98,6 +102,7 @@ def rows_for(labels: Mapping[str, Label], found: Iterable[Found]) -> list[Verdic
                     f.verdict,
                     f.over_strict,
                     f.harness_exploits,
+                    f.unverified,
                 )
             )
     return sorted(rows, key=lambda r: (r.label, r.instance_id))
@@ -106,10 +111,12 @@ def rows_for(labels: Mapping[str, Label], found: Iterable[Found]) -> list[Verdic
 def confusion(rows: Iterable[VerdictRow]) -> Confusion:
     counts: dict[str, Counter[str]] = {}
     over_strict: Counter[str] = Counter()
+    keep_unverified: Counter[str] = Counter()
     expected = met = 0
     for row in rows:
         counts.setdefault(row.label, Counter())[row.verdict or "none"] += 1
         over_strict[row.label] += row.over_strict
+        keep_unverified[row.label] += row.verdict == "KEEP" and bool(row.unverified)
         if row.as_expected is not None:
             expected += 1
             met += row.as_expected
@@ -118,4 +125,5 @@ def confusion(rows: Iterable[VerdictRow]) -> Confusion:
         over_strict=dict(over_strict),
         expected=expected,
         met=met,
+        keep_unverified=dict(keep_unverified),
     )

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from typer.testing import CliRunner
+
+from hackaudit.cli.main import app
 from hackaudit.cli.progress import AuditTracker, PlainProgress
 from hackaudit.cli.report import TaskReport, write_report
 from hackaudit.cli.report_model import caveats, not_verified, verdict_text
@@ -149,3 +152,19 @@ def test_the_progress_line_of_a_scored_keep_says_what_was_not_verified() -> None
     tracker.observe(subjects.TASK_SCORED, scored.model_dump_json().encode())
     lines = PlainProgress().lines(tracker, 5)
     assert f"[0:05] scored {ID}: KEEP (EQS 1.000) — not verified: {CAVEATS}" in lines
+
+
+def test_eval_verdicts_counts_and_names_a_keep_that_leaves_something_unverified(
+    tmp_path: Path,
+) -> None:
+    report(tmp_path, keep(GAPS))
+    labels = tmp_path / "labels.json"
+    labels.write_text(json.dumps({ID: {"label": "hackable", "how": "edge_case_untested"}}))
+
+    done = CliRunner().invoke(app, ["eval", "verdicts", str(tmp_path), "--labels", str(labels)])
+
+    assert done.exit_code == 1  # a hackable task kept: not what its label needs
+    output = " ".join(done.output.split())  # however the console wraps it
+    assert "┃ KEEP not verified ┃" in output
+    assert "│ hackable │ 1 │ 0 │ 0 │ 0 │ 0 │ 1 │ 0 │ FIX │ 0/1 │" in output
+    assert f"{ID} (hackable): KEEP — not verified: {CAVEATS}, needed FIX" in output

@@ -52,3 +52,16 @@ def test_each_label_needs_its_verdict_and_the_table_counts_them() -> None:
 def test_an_over_strict_task_not_reported_as_such_is_a_miss() -> None:
     rows = rows_for(LABELS, [Found("o1", "KEEP")])
     assert rows[0].as_expected is False and rows[0].expected == "over-strict"
+
+
+def test_a_keep_that_leaves_something_unverified_is_counted_apart() -> None:
+    gaps = ("2 accepted candidates unconfirmed",)
+    found = [
+        Found("h3", "KEEP", unverified=gaps),  # a missed weak task that says what it did not check
+        Found("r1", "KEEP"),
+        Found("e1", "KEEP", unverified=gaps),
+        Found("h1", "FIX"),
+    ]
+    table = confusion(rows_for(LABELS, found))
+    assert table.keep_unverified == {"hackable": 1, "robust": 0, "equivalent_hunk": 1}
+    assert table.counts["hackable"] == {"KEEP": 1, "FIX": 1}  # the verdicts are as they were

@@ -18,6 +18,7 @@ from hackaudit.cli.commands.options import (
 )
 from hackaudit.cli.commands.terminal import console
 from hackaudit.cli.progress import AuditTracker
+from hackaudit.cli.report_model import caveats
 from hackaudit.shared.contracts import TaskScored
 
 
@@ -58,6 +59,12 @@ def eval_attacker(
     for r in sorted(rows.values(), key=lambda r: r.instance_id):
         if r.budget_note:
             console.print(f"{r.instance_id}: budget not spent in full: {r.budget_note}")
+        if r.unverified:
+            console.print(
+                f"{r.instance_id}: {r.verdict} — not verified: {', '.join(r.unverified)}",
+                highlight=False,
+                markup=False,
+            )
     _print_accuracy(evaluate.accuracy(rows))
     print_confusion(verdicts_eval.rows_for(truth, _found(tracker)))
     run.write_report(tracker, audited)
@@ -90,6 +97,7 @@ def _found(tracker: AuditTracker) -> list[verdicts_eval.Found]:
             s.verdict.value if s else None,
             _over_strict(s),
             len(s.harness_exploits) if s else 0,
+            caveats(s),
         )
         for cid, instance_id in tracker.correlation_ids.items()
         for s in [tracker.scored.get(cid)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -35,6 +35,7 @@ def eval_verdicts(
                 (r.get("before_repair") or {}).get("verdict", r.get("verdict")),
                 bool((r.get("discrimination") or {}).get("rejected_correct")),
                 int(r.get("harness_exploits") or 0),
+                _caveats(r),
             )
             for r in rows
         ]
@@ -52,7 +53,9 @@ def eval_verdicts(
 
 def print_confusion(rows: list[verdicts_eval.VerdictRow]) -> None:
     table = Table(title="verdicts against the labels")
-    for column in ("label", *verdicts_eval.VERDICT_COLUMNS, "over-strict", "needed", "met"):
+    columns = ("label", *verdicts_eval.VERDICT_COLUMNS, "KEEP not verified", "over-strict",
+               "needed", "met")  # fmt: skip
+    for column in columns:
         table.add_column(column)
     matrix = verdicts_eval.confusion(rows)
     for label, counts in sorted(matrix.counts.items()):
@@ -60,6 +63,7 @@ def print_confusion(rows: list[verdicts_eval.VerdictRow]) -> None:
         met = [r.as_expected for r in group if r.as_expected is not None]
         table.add_row(
             label, *(str(counts.get(v, 0)) for v in verdicts_eval.VERDICT_COLUMNS),
+            str(matrix.keep_unverified.get(label, 0)),
             str(matrix.over_strict.get(label, 0)), group[0].expected,
             f"{sum(met)}/{len(met)}" if met else "–",
         )  # fmt: skip
@@ -68,4 +72,20 @@ def print_confusion(rows: list[verdicts_eval.VerdictRow]) -> None:
     for row in rows:
         if row.as_expected is False:
             got = "not reported over-strict" if row.label == "over_strict" else row.verdict
-            console.print(f"  {row.instance_id} ({row.label}): {got}, needed {row.expected}")
+            caveat = f" — not verified: {', '.join(row.unverified)}" if row.unverified else ""
+            console.print(
+                f"  {row.instance_id} ({row.label}): {got}{caveat}, needed {row.expected}",
+                highlight=False,
+                markup=False,
+            )
+
+
+def _caveats(row: dict[str, Any]) -> tuple[str, ...]:
+    """What a KEEP of the report leaves unverified (the verdict the table reads: a repaired
+    task's first one)."""
+    before = row.get("before_repair")
+    source = before if isinstance(before, dict) else row
+    if source.get("verdict") != "KEEP":
+        return ()
+    found = (source.get("unverified") or {}).get("caveats") or ()
+    return tuple(str(c) for c in found)
