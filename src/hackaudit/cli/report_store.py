@@ -1,7 +1,9 @@
 """The report's items from the scorer's results store, so a report can be written at any time:
 while `hackaudit up` runs, or after. A store holds every audit it ever ran (correlation ids
 `<audit>/<instance>` or `submit/<instance>`); a task is reported by its latest scored audit, or by
-its latest audit when none has been scored yet (it shows as not finished)."""
+its latest audit when none has been scored yet (it shows as not finished). A verdict stored by a
+scorer that predates `TaskScored.unverified` gets its account here, from its own attack and
+options with the scorer's own function, so no report shows it as a bare KEEP."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from hackaudit.cli.report_model import TaskReport
 from hackaudit.scorer.adapters.store import read_results
 from hackaudit.scorer.app import ScorerSettings
 from hackaudit.scorer.domain.audit import AuditState
+from hackaudit.scorer.domain.unverified import account
+from hackaudit.shared.contracts import TaskScored
 from hackaudit.shared.settings import BusSettings
 
 
@@ -24,6 +28,7 @@ def latest_per_task(states: list[AuditState]) -> list[TaskReport]:
     """One item per instance id from states in the order they were last updated: the latest
     scored audit, else the latest audit."""
     chosen: dict[str, AuditState] = {}
+    states = [_with_account(state) for state in states]
     for state in states:
         instance_id = state.task.instance_id
         current = chosen.get(instance_id)
@@ -49,6 +54,15 @@ def latest_per_task(states: list[AuditState]) -> list[TaskReport]:
             )
         )
     return items
+
+
+def _with_account(state: AuditState) -> AuditState:
+    scored = state.scored
+    if scored is None or scored.unverified is not None or state.attack is None:
+        return state
+    found = account(state.attack, stop_when_hackable=state.options.stop_when_hackable)
+    filled: TaskScored = scored.model_copy(update={"unverified": found})
+    return state.model_copy(update={"scored": filled})
 
 
 def read_reports(path: Path) -> list[TaskReport]:

@@ -12,6 +12,7 @@ from hackaudit.cli.main import app
 from hackaudit.cli.progress import AuditTracker, PlainProgress
 from hackaudit.cli.report import TaskReport, write_report
 from hackaudit.cli.report_model import caveats, not_verified, verdict_text
+from hackaudit.cli.report_store import latest_per_task
 from hackaudit.shared import subjects
 from hackaudit.shared.contracts import (
     AttackCompleted,
@@ -22,6 +23,7 @@ from hackaudit.shared.contracts import (
     Unverified,
     Verdict,
 )
+from tests.reportdata import sample_states
 
 ID = "lib__lib-1"
 GAPS = Unverified(
@@ -168,3 +170,18 @@ def test_eval_verdicts_counts_and_names_a_keep_that_leaves_something_unverified(
     assert "┃ KEEP not verified ┃" in output
     assert "│ hackable │ 1 │ 0 │ 0 │ 0 │ 0 │ 1 │ 0 │ FIX │ 0/1 │" in output
     assert f"{ID} (hackable): KEEP — not verified: {CAVEATS}, needed FIX" in output
+
+
+def test_a_verdict_stored_without_an_account_gets_it_from_its_attack() -> None:
+    states = {s.task.instance_id: s for s in sample_states()}
+    kept = states["calc__calc-1"]  # a KEEP whose attack measured no coverage of gold
+    assert kept.scored is not None and kept.scored.unverified is None and kept.attack is not None
+
+    items = {i.instance_id: i for i in latest_per_task(list(states.values()))}
+
+    found = items["calc__calc-1"].scored
+    assert found is not None and found.unverified is not None
+    assert found.unverified.caveats() == ("the graded tests' coverage of gold not measured",)
+    assert found.verdict is Verdict.KEEP and found.eqs == kept.scored.eqs
+    assert items["calc__calc-4"].scored is not None  # an ERROR at sanity: no attack, no account
+    assert items["calc__calc-4"].scored.unverified is None
