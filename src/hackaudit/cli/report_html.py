@@ -128,10 +128,16 @@ def _dataset(tasks: list[TaskReport]) -> str:
     )
     counts = Counter(_verdict_of(t) for t in tasks)
     cards = [f'<div class="card" id="hackable-share"><b>Hackable share</b>{share}</div>']
+    unverified = sum(1 for t in tasks if caveats(t.scored))
     for verdict in VERDICTS:
+        note = (
+            f'<span class="not-verified">{unverified} not verified</span>'
+            if verdict == "KEEP" and unverified
+            else ""
+        )
         cards.append(
             f'<div class="card verdict-count" data-verdict="{verdict}">{_badge(verdict)}'
-            f'<div class="big">{counts.get(verdict, 0)}</div></div>'
+            f'<div class="big">{counts.get(verdict, 0)}</div>{note}</div>'
         )
     if counts.get(None):
         cards.append(

@@ -116,6 +116,7 @@ def test_report_md_shows_it_in_the_verdict_table_and_per_task(tmp_path: Path) ->
 def test_report_html_shows_it_in_the_table_and_the_task(tmp_path: Path) -> None:
     _, _, html = report(tmp_path, keep(GAPS))
     assert '<span class="not-verified" title="not verified: 2 accepted' in html
+    assert '<div class="big">1</div><span class="not-verified">1 not verified</span>' in html
     assert f' EQS 1.000<span class="not-verified"> — not verified: {CAVEATS}</span></h3>' in html
     assert f"<p><b>Not verified:</b> {CAVEATS}</p>" in html
     assert (
