@@ -100,10 +100,12 @@ class ScorerHandlers:
         state, out = repair.after_score(state, out)
         self.store.save(state)
         if state.scored is not None:
+            unverified = state.scored.unverified
             log.info(
                 "task scored",
                 task=state.task.instance_id,
                 verdict=state.scored.verdict.value,
                 eqs=state.scored.eqs,
+                not_verified=len(unverified.caveats()) if unverified is not None else None,
             )
         await self._emit(out)
