@@ -293,11 +293,11 @@ def _unverified_markdown(tasks: list[TaskReport]) -> list[str]:
     """Per task, what its verdict leaves unverified, each gap with its evidence."""
     lines: list[str] = []
     for item in tasks:
-        unverified = item.scored.unverified if item.scored is not None else None
-        if unverified is None or not unverified.caveats():
+        scored = item.scored
+        unverified = scored.unverified if scored is not None else None
+        if scored is None or unverified is None or not unverified.caveats():
             continue
-        assert item.scored is not None
-        lines.append(f"- {item.instance_id} ({item.scored.verdict.value}): {unverified.text()}")
+        lines.append(f"- {item.instance_id} ({scored.verdict.value}): {unverified.text()}")
         lines += [f"  - {detail}" for detail in unverified_details(unverified)]
     if not lines:
         return []
@@ -372,7 +372,7 @@ def _markdown(
     for r, item in zip(rows, tasks, strict=True):
         eqs = r.get("eqs")
         eqs_text = f"{eqs:.3f}" if isinstance(eqs, float) else "–"
-        verdict = f"{r.get('verdict') or '–'}{not_verified(item.scored)}"
+        verdict = f"{r.get('verdict') or '–'}{not_verified(item.scored)}".replace("|", "/")
         lines.append(
             f"| {r['instance_id']} | {verdict} | {eqs_text} | "
             f"{r.get('hackable', '–')} | {str(r.get('reason', '')).replace('|', '/')} |"
