@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hackaudit.attacker.domain.confirm import coverage_map
 from hackaudit.attacker.domain.generate import behaviour
+from hackaudit.attacker.domain.generate.strategies import beyond_gold
 from hackaudit.attacker.domain.generate.strategies.base import Category, Feedback, with_round
 from hackaudit.attacker.domain.pool import reference as ref
 from hackaudit.attacker.domain.reading import diffs
@@ -60,8 +61,15 @@ LATER_ROUND_MIX: Mapping[Category, float] = {
     Category.MUTATION: 0.8,
     Category.PARTIAL_FIX: 0.2,
 }
-# When a family runs dry, its slots go to the others in this order.
-FILL_ORDER = (Category.HARNESS, Category.SPECIAL_CASE, Category.PARTIAL_FIX, Category.MUTATION)
+# When a family runs dry, its slots go to the others in this order; mutants beyond gold's lines
+# are in no round's mix: they fill only the slots the other families leave.
+FILL_ORDER = (
+    Category.HARNESS,
+    Category.SPECIAL_CASE,
+    Category.PARTIAL_FIX,
+    Category.MUTATION,
+    Category.BEYOND_GOLD,
+)
 # Under a budget in seconds the rounds are not counted, but never more than this many.
 MAX_ROUNDS_BY_SECONDS = 200
 
@@ -217,6 +225,31 @@ def round_size(state: RoundState) -> int:
     return max(1, min(k, math.ceil((limit - state.sandbox_seconds) / unit)))
 
 
+def slots_left(state: RoundState) -> int:
+    """Candidates the budget still pays for: K × R less those planned, or under a budget in
+    seconds what the seconds left pay for at the unit cost (a round's K when it is unknown)."""
+    options = state.options
+    planned = len(state.outcomes) + len(state.pending)
+    if options.budget_seconds is None:
+        return max(0, options.candidates_per_round * options.rounds - planned)
+    unit = unit_cost(state)
+    if budget_spent(state):
+        return 0
+    if not unit:
+        return options.candidates_per_round
+    left = math.ceil((options.budget_seconds - state.sandbox_seconds) / unit)
+    return min(left, options.candidates_per_round * MAX_ROUNDS_BY_SECONDS)
+
+
+def wants_beyond_gold(state: RoundState, fresh: int) -> bool:
+    """Whether to measure gold's changed files for mutants beyond gold's lines (one more run of
+    the graded tests): once per task, when the `fresh` distinct candidates left fall short of
+    the budget."""
+    if beyond_gold.GOLD_RUN_KEY in state.gold_runs or state.finished:
+        return False
+    return fresh < slots_left(state)
+
+
 def budget_text(options: AuditOptions) -> str:
     if options.budget_seconds is not None:
         return f"{options.budget_seconds:g} sandbox-seconds"
@@ -244,6 +277,14 @@ def budget_note(state: RoundState) -> str:
         f"only {graded} distinct behaviour-changing candidates exist for a {lines}-line gold "
         f"patch (budget: {budget_text(options)})"
     ]
+    beyond = sum(o.candidate.provenance.strategy == beyond_gold.NAME for o in state.outcomes)
+    if beyond:
+        parts.append(
+            f"{beyond} of them mutate lines beyond gold's that the FAIL_TO_PASS tests execute"
+        )
+    elif beyond_gold.GOLD_RUN_KEY in state.gold_runs:
+        why = beyond_gold.why_none(state.gold_runs[beyond_gold.GOLD_RUN_KEY])
+        parts.append(f"no mutant beyond gold's lines: {why}")
     skipped = state.equivalent_skipped + state.llm_equivalent_skipped
     if skipped:
         parts.append(f"{skipped} equal to gold up to comments/docstrings were not run")
