@@ -255,6 +255,10 @@ async def test_a_two_line_gold_patch_gets_its_full_budget(small) -> None:
         if isinstance(r.invocation, Coverage) and r.invocation.with_source
     ]
     assert len(source_runs) == 1 and source_runs[0].purpose is RunPurpose.PROBE
+    # Asked for only once a round could not be filled: not before the rounds that could.
+    at = sandbox.requests.index(source_runs[0])
+    graded_before = [r for r in sandbox.requests[:at] if r.purpose is RunPurpose.CANDIDATE]
+    assert len(graded_before) == 10
 
 
 async def test_the_note_counts_the_mutants_beyond_gold_when_still_short(small) -> None:
@@ -275,10 +279,9 @@ async def test_the_note_counts_the_mutants_beyond_gold_when_still_short(small) -
     )
 
 
-def test_the_run_is_asked_for_once_and_only_when_candidates_fall_short(small) -> None:
+def test_the_run_is_asked_for_once_and_only_when_a_round_falls_short(small) -> None:
     _, task = small
     state = orch.new_state(_request(task))
-    assert orch.slots_left(state) == 15
-    assert orch.wants_beyond_gold(state, 14) and not orch.wants_beyond_gold(state, 15)
+    assert orch.wants_beyond_gold(state, 4) and not orch.wants_beyond_gold(state, 5)
     measured_once = state.model_copy(update={"gold_runs": {beyond_gold.GOLD_RUN_KEY: ()}})
     assert not orch.wants_beyond_gold(measured_once, 0)

@@ -15,9 +15,12 @@ The budget is K × R candidates, or, when `AuditOptions.budget_seconds` is set, 
 sandbox-seconds: rounds of up to K candidates are planned (each round sized by the gold run's
 duration, the unit cost of a candidate) until the candidates' runs have taken that long. A
 candidate that behaves as gold does (it differs only in comments, docstrings or blank lines) is
-never planned. When the attack ends with budget left, `budget_note` says why: it stopped at its
-first confirmed exploit, or the task has fewer distinct behaviour-changing candidates than the
-budget.
+never planned. When the fresh candidates cannot fill a round, mutants of the lines the
+FAIL_TO_PASS tests execute beyond gold's own (`strategies.beyond_gold`, from one more coverage run
+of gold) fill the slots the other families leave. When the attack ends with budget left,
+`budget_note` says why: it stopped at its first confirmed exploit, or the task has fewer distinct
+behaviour-changing candidates than the budget (and how many of them came from beyond gold's
+lines, or why none did).
 """
 
 from __future__ import annotations
@@ -225,29 +228,14 @@ def round_size(state: RoundState) -> int:
     return max(1, min(k, math.ceil((limit - state.sandbox_seconds) / unit)))
 
 
-def slots_left(state: RoundState) -> int:
-    """Candidates the budget still pays for: K × R less those planned, or under a budget in
-    seconds what the seconds left pay for at the unit cost (a round's K when it is unknown)."""
-    options = state.options
-    planned = len(state.outcomes) + len(state.pending)
-    if options.budget_seconds is None:
-        return max(0, options.candidates_per_round * options.rounds - planned)
-    unit = unit_cost(state)
-    if budget_spent(state):
-        return 0
-    if not unit:
-        return options.candidates_per_round
-    left = math.ceil((options.budget_seconds - state.sandbox_seconds) / unit)
-    return min(left, options.candidates_per_round * MAX_ROUNDS_BY_SECONDS)
-
-
 def wants_beyond_gold(state: RoundState, fresh: int) -> bool:
     """Whether to measure gold's changed files for mutants beyond gold's lines (one more run of
-    the graded tests): once per task, when the `fresh` distinct candidates left fall short of
-    the budget."""
+    the graded tests): once per task, when the `fresh` distinct candidates left cannot fill the
+    next round. Not sooner: those mutants fill only what the other families leave, and an attack
+    that stops at its first exploit may never need them."""
     if beyond_gold.GOLD_RUN_KEY in state.gold_runs or state.finished:
         return False
-    return fresh < slots_left(state)
+    return fresh < round_size(state)
 
 
 def budget_text(options: AuditOptions) -> str:
