@@ -129,6 +129,12 @@ def test_only_lines_under_fail_to_pass_tests_count() -> None:
     executed = beyond_gold.executed_lines(cover, PATH, F2P)
     assert executed == set(_show_lines())  # not `label` (a PASS_TO_PASS test), not imports
     assert beyond_gold.executed_lines(cover, "pkg/other.py", F2P) == set()
+    # FAIL_TO_PASS named as pytest, unittest or Django name it: the test function decides.
+    for named in (
+        "pkg/tests/test_amounts.py::test_show[1-2]",
+        "test_show (pkg.tests.test_amounts.AmountTests.test_show)",
+    ):
+        assert beyond_gold.executed_lines(cover, PATH, [named]) == executed
     # When no test name matches FAIL_TO_PASS, any test's lines count; without test names, all.
     assert _number(GOLD_TEXT, "kind.title") in beyond_gold.executed_lines(cover, PATH, ["t_x"])
     flat = cover.model_copy(update={"per_test": False})
