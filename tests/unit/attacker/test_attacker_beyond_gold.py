@@ -291,3 +291,16 @@ def test_the_run_is_asked_for_once_and_only_when_a_round_falls_short(small) -> N
     assert orch.wants_beyond_gold(state, 4) and not orch.wants_beyond_gold(state, 5)
     measured_once = state.model_copy(update={"gold_runs": {beyond_gold.GOLD_RUN_KEY: ()}})
     assert not orch.wants_beyond_gold(measured_once, 0)
+
+
+async def test_a_task_with_no_other_candidate_is_filled_from_beyond_gold(small) -> None:
+    """The held-out case: no offline family has a candidate (here: none is given), so the
+    first round already asks for gold's files, and every slot is a mutant beyond gold's lines."""
+    _, task = small
+    sandbox = ScriptedSandbox([_answers_coverage(sources=True)])
+    done = await run_attack(
+        _request(task), sandbox, None, InMemoryStateStore(RoundState), offline=()
+    )
+    assert len(done.outcomes) == 15 and done.budget_note == ""
+    assert {o.candidate.provenance.strategy for o in done.outcomes} == {beyond_gold.NAME}
+    assert {o.candidate.provenance.round for o in done.outcomes} == {1, 2, 3}
