@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 from hackaudit.attacker.domain.generate.strategies import mutation
 from hackaudit.attacker.domain.generate.strategies.base import gold_id, make_candidate, unique
-from hackaudit.attacker.domain.reading import diffs
+from hackaudit.attacker.domain.reading import diffs, pysource
 from hackaudit.shared.anatomy import FileDiff, LineKind, Patch, is_test_path
 from hackaudit.shared.contracts import (
     Candidate,
@@ -155,13 +155,20 @@ class _File:
     before: str
 
 
+def _modifies_source(f: FileDiff) -> bool:
+    """Whether gold modifies an existing Python source file (no creation, rename or deletion)."""
+    path = f.new_path
+    return (
+        path is not None and f.old_path == path and path.endswith(".py") and not is_test_path(path)
+    )
+
+
 def _files(gold: Patch, measured: CoverageResult) -> list[_File]:
     out: list[_File] = []
     for index, f in enumerate(gold.files):
-        path = f.new_path
-        if path is None or f.old_path != path or not path.endswith(".py") or is_test_path(path):
+        if not _modifies_source(f):
             continue
-        source = measured.sources.get(path)
+        source = measured.sources.get(f.path)
         before = None if source is None else base_text(source, f)
         if source is not None and before is not None:
             out.append(_File(index, f, source.split("\n"), before))
@@ -174,6 +181,7 @@ def _mutants_of_line(
     """Mutants of one line (1-based) of `fn`: one of each operator before a second of any."""
     body = file.after[fn.first - 1 : fn.last]
     index = line - fn.first
+    parent = gold_id(task)
     path = file.diff.path
     by_operator: list[list[Candidate]] = []
     for operator in mutation.OPERATORS:
@@ -181,7 +189,7 @@ def _mutants_of_line(
         for m in mutation.line_mutants(body, index, operator)[:PER_LINE]:
             after = [*file.after[: line - 1], m.text, *file.after[line:]]
             text = "\n".join(after)
-            if not _parses(text):
+            if not pysource.parses(text):
                 continue
             files = list(gold.files)
             files[file.index] = replace(
@@ -189,17 +197,9 @@ def _mutants_of_line(
             )
             detail = f"{operator}: {m.detail} in {path} line {line} ({fn.name})"
             patch = Patch(files=tuple(files))
-            found.append(make_candidate(task, patch, NAME, detail, gold_id(task)))
+            found.append(make_candidate(task, patch, NAME, detail, parent))
         by_operator.append(found)
     return mutation.interleave(by_operator)
-
-
-def _parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except (SyntaxError, ValueError):
-        return False
-    return True
 
 
 def mutants(task: Task, measured: CoverageResult, limit: int = LIMIT) -> list[Candidate]:
@@ -235,14 +235,7 @@ def source_files(task: Task) -> tuple[str, ...]:
         gold = diffs.read(task.gold_diff)
     except diffs.DiffError:
         return ()
-    return tuple(
-        f.path
-        for f in gold.files
-        if f.new_path is not None
-        and f.old_path == f.new_path
-        and f.path.endswith(".py")
-        and not is_test_path(f.path)
-    )
+    return tuple(f.path for f in gold.files if _modifies_source(f))
 
 
 def invocation(task: Task) -> Coverage | None:
