@@ -15,9 +15,12 @@ The budget is K × R candidates, or, when `AuditOptions.budget_seconds` is set, 
 sandbox-seconds: rounds of up to K candidates are planned (each round sized by the gold run's
 duration, the unit cost of a candidate) until the candidates' runs have taken that long. A
 candidate that behaves as gold does (it differs only in comments, docstrings or blank lines) is
-never planned. When the attack ends with budget left, `budget_note` says why: it stopped at its
-first confirmed exploit, or the task has fewer distinct behaviour-changing candidates than the
-budget.
+never planned. When the fresh candidates cannot fill a round, mutants of the lines the
+FAIL_TO_PASS tests execute beyond gold's own (`strategies.beyond_gold`, from one more coverage run
+of gold) fill the slots the other families leave. When the attack ends with budget left,
+`budget_note` says why: it stopped at its first confirmed exploit, or the task has fewer distinct
+behaviour-changing candidates than the budget (and how many of them came from beyond gold's
+lines, or why none did).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hackaudit.attacker.domain.confirm import coverage_map
 from hackaudit.attacker.domain.generate import behaviour
+from hackaudit.attacker.domain.generate.strategies import beyond_gold
 from hackaudit.attacker.domain.generate.strategies.base import Category, Feedback, with_round
 from hackaudit.attacker.domain.pool import reference as ref
 from hackaudit.attacker.domain.reading import diffs
@@ -60,8 +64,15 @@ LATER_ROUND_MIX: Mapping[Category, float] = {
     Category.MUTATION: 0.8,
     Category.PARTIAL_FIX: 0.2,
 }
-# When a family runs dry, its slots go to the others in this order.
-FILL_ORDER = (Category.HARNESS, Category.SPECIAL_CASE, Category.PARTIAL_FIX, Category.MUTATION)
+# When a family runs dry, its slots go to the others in this order; mutants beyond gold's lines
+# are in no round's mix: they fill only the slots the other families leave.
+FILL_ORDER = (
+    Category.HARNESS,
+    Category.SPECIAL_CASE,
+    Category.PARTIAL_FIX,
+    Category.MUTATION,
+    Category.BEYOND_GOLD,
+)
 # Under a budget in seconds the rounds are not counted, but never more than this many.
 MAX_ROUNDS_BY_SECONDS = 200
 
@@ -217,6 +228,16 @@ def round_size(state: RoundState) -> int:
     return max(1, min(k, math.ceil((limit - state.sandbox_seconds) / unit)))
 
 
+def wants_beyond_gold(state: RoundState, fresh: int) -> bool:
+    """Whether to measure gold's changed files for mutants beyond gold's lines (one more run of
+    the graded tests): once per task, when the `fresh` distinct candidates left cannot fill the
+    next round. Not sooner: those mutants fill only what the other families leave, and an attack
+    that stops at its first exploit may never need them."""
+    if beyond_gold.GOLD_RUN_KEY in state.gold_runs or state.finished:
+        return False
+    return fresh < round_size(state)
+
+
 def budget_text(options: AuditOptions) -> str:
     if options.budget_seconds is not None:
         return f"{options.budget_seconds:g} sandbox-seconds"
@@ -244,6 +265,14 @@ def budget_note(state: RoundState) -> str:
         f"only {graded} distinct behaviour-changing candidates exist for a {lines}-line gold "
         f"patch (budget: {budget_text(options)})"
     ]
+    beyond = sum(o.candidate.provenance.strategy == beyond_gold.NAME for o in state.outcomes)
+    if beyond:
+        parts.append(
+            f"{beyond} of them mutate lines beyond gold's that the FAIL_TO_PASS tests execute"
+        )
+    elif beyond_gold.GOLD_RUN_KEY in state.gold_runs:
+        why = beyond_gold.why_none(state.gold_runs[beyond_gold.GOLD_RUN_KEY])
+        parts.append(f"no mutant beyond gold's lines: {why}")
     skipped = state.equivalent_skipped + state.llm_equivalent_skipped
     if skipped:
         parts.append(f"{skipped} equal to gold up to comments/docstrings were not run")

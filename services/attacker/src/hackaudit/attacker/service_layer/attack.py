@@ -21,6 +21,7 @@ from hackaudit.attacker.domain.generate.strategies import (
     OFFLINE,
     Category,
     OfflineStrategy,
+    beyond_gold,
     not_applicable,
     offline_pools,
 )
@@ -112,7 +113,11 @@ class _Attack:
             task = self.state.task
             pools: dict[Category, list[Candidate]] = {}
             skipped = 0
-            for category, found in offline_pools(task, self.offline).items():
+            found_by = offline_pools(task, self.offline)
+            measured = self.state.gold_runs.get(beyond_gold.GOLD_RUN_KEY)
+            if measured is not None:
+                found_by[Category.BEYOND_GOLD] = beyond_gold.from_runs(task, measured)
+            for category, found in found_by.items():
                 pools[category], dropped = orch.split_equivalent(task, found)
                 skipped += dropped
             self._pools = pools
@@ -173,7 +178,27 @@ class _Attack:
         await self.confirmer.gold_coverage()
         self.save(self.state.model_copy(update={"gold_runs": dict(self.confirmer.gold_runs)}))
 
+    async def measure_beyond_gold(self) -> None:
+        """Gold's coverage run with the changed files' text, once, when the fresh candidates
+        fall short of the budget: its mutants beyond gold's lines join the pools."""
+        seen = set(self.state.seen)
+        fresh = {c.content_hash for p in self.pools.values() for c in p} - seen
+        if not orch.wants_beyond_gold(self.state, len(fresh)):
+            return
+        run = beyond_gold.invocation(self.state.task)
+        if run is None:
+            return
+        await self.confirmer.gold_run(beyond_gold.GOLD_RUN_KEY, run)
+        self.save(self.state.model_copy(update={"gold_runs": dict(self.confirmer.gold_runs)}))
+        self._pools = None
+        self.log.info(
+            "mutants beyond gold's lines",
+            fresh=len(fresh),
+            found=len(self.pools.get(Category.BEYOND_GOLD, ())),
+        )
+
     async def plan(self, round_: int) -> None:
+        await self.measure_beyond_gold()
         k = orch.round_size(self.state)
         n_llm, _ = orch.split_budget(k, self.llm is not None, self.config.llm_share)
         proposed = await self._ask_model(round_, n_llm) if n_llm else []

@@ -206,6 +206,13 @@ class Confirmer:
         )
         await self._gold_run(coverage_map.GOLD_RUN_KEY, request)
 
+    async def gold_run(self, key: str, invocation: Invocation) -> tuple[RunResult, ...]:
+        """Gold's run of `invocation`, run once per task and kept under `key`."""
+        request = self._request(
+            self._gold, RunPurpose.PROBE, invocation, timeout_s=self._config.probe_timeout_s
+        )
+        return await self._gold_run(key, request)
+
     async def graded_gold(self) -> tuple[RunResult, ...]:
         """Gold's graded runs (the task's own tests, repeated), run once per task."""
         return await self._graded_gold()

@@ -44,6 +44,7 @@ __all__ = [
     "PatchSource",
     "Slot",
     "added_lines",
+    "between",
     "combine",
     "drop_files",
     "emit_patch",
@@ -277,6 +278,36 @@ def insertion(
         new_path=path,
         hunks=(Hunk(old_start=hunk.old_start + lo, lines=tuple(lines), section=hunk.section),),
     )
+
+
+def _text_lines(text: str) -> list[Line]:
+    """A file's text as context lines, the last one marked when the file ends without newline."""
+    body = text.split("\n")
+    ends_with_newline = text.endswith("\n")
+    if ends_with_newline or not text:
+        body.pop()
+    lines = [Line(LineKind.CONTEXT, t) for t in body]
+    if lines and not ends_with_newline:
+        lines[-1] = replace(lines[-1], no_newline=True)
+    return lines
+
+
+def between(path: str, before: str, after: str, context: int = 3) -> FileDiff:
+    """The diff of an existing file from text `before` to text `after`, `context` lines of
+    context around each change (no hunk when the texts are equal)."""
+    old, new = _text_lines(before), _text_lines(after)
+    matcher = SequenceMatcher(None, old, new, autojunk=False)
+    hunks: list[Hunk] = []
+    for group in matcher.get_grouped_opcodes(context):
+        lines: list[Line] = []
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                lines.extend(old[i1:i2])
+                continue
+            lines.extend(replace(x, kind=LineKind.REMOVED) for x in old[i1:i2])
+            lines.extend(replace(x, kind=LineKind.ADDED) for x in new[j1:j2])
+        hunks.append(Hunk(old_start=group[0][1] + 1, lines=tuple(lines)))
+    return FileDiff(old_path=path, new_path=path, hunks=tuple(hunks))
 
 
 def new_side_to_hunk_index(hunk: Hunk, new_index: int) -> int:

@@ -25,6 +25,8 @@ class Category(StrEnum):
     SPECIAL_CASE = "special_case"
     PARTIAL_FIX = "partial_fix"
     MUTATION = "mutation"
+    # Mutants of the lines the graded tests run beyond gold's own: only when the others run short.
+    BEYOND_GOLD = "beyond_gold"
     LLM = "llm"
 
 

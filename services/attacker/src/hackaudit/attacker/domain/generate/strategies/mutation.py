@@ -557,7 +557,7 @@ SMALL_GOLD_LINES = 4
 SMALL_GOLD_PER_LINE = 12
 
 
-def _interleave(lists: list[list[Candidate]]) -> list[Candidate]:
+def interleave(lists: list[list[Candidate]]) -> list[Candidate]:
     """One of each list before a second of any, order kept within each."""
     depth = max((len(x) for x in lists), default=0)
     return [x[rank] for rank in range(depth) for x in lists if rank < len(x)]
@@ -591,8 +591,8 @@ def mutants(task: Task, limit: int = 80, per_line: int = 3) -> list[Candidate]:
                 detail = f"{operator}: {m.detail} in {where}"
                 found.append(make_candidate(task, patch, NAME, detail, parent))
             by_operator.append(found)
-        per_site.append(_interleave(by_operator))
-    return unique(_interleave(per_site), limit)
+        per_site.append(interleave(by_operator))
+    return unique(interleave(per_site), limit)
 
 
 STRATEGY = OfflineStrategy(NAME, Category.MUTATION, mutants)
