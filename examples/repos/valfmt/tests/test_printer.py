@@ -3,7 +3,7 @@ from fractions import Fraction
 
 import pytest
 
-from valfmt import Printer, fmt
+from valfmt import Printer, Quantity, fmt
 
 
 def test_none_and_bools():
@@ -37,6 +37,12 @@ def test_fractions():
 def test_complex():
     assert fmt(1 + 2j) == "(1.0+2.0j)"
     assert fmt(complex(0.5, -1.25)) == "(0.5-1.25j)"
+
+
+def test_quantities():
+    assert fmt(Quantity(2, "m")) == "2 m"
+    assert fmt(Quantity(0.5, "kg")) == "0.5 kg"
+    assert fmt([Quantity(1.25, "s")]) == "[1.25 s]"
 
 
 def test_decimals():

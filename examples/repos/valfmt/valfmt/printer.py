@@ -55,6 +55,9 @@ class Printer:
         sign = "-" if str(value.imag).startswith("-") else "+"
         return "(" + real + sign + imag + "j)"
 
+    def _format_Quantity(self, value):
+        return repr(value.magnitude) + " " + value.unit
+
     def _format_list(self, value):
         return "[" + ", ".join(self.doprint(item) for item in value) + "]"
 
