@@ -177,11 +177,12 @@ def test_a_graded_call_given_a_kept_value_shows_the_partial_fix(task: Task, tmp_
         "show(Fraction(1, 3), digits=2)",
         "show(Fraction(2, 1), digits=2)",
     ]
-    found = reach.differences(reference, _run(tmp_path / "partial", PARTIAL_SHOW, plan))
-    assert [(d.origin, d.expression, d.gold, d.candidate) for d in found] == [
-        ("reach", "show(Fraction(1, 3), digits=2)", "returns '0.33'", "returns '1/3'")
-    ]
-    assert reach.differences(reference, _run(tmp_path / "again", GOLD_SHOW, plan)) == []
+    found = reach.differences(plan, reference, _run(tmp_path / "partial", PARTIAL_SHOW, plan))
+    assert [(d.origin, d.expression, d.test, d.gold, d.candidate) for d in found] == [
+        ("reach", "show(Fraction(1, 3), digits=2)", "tests/test_show.py::", "returns '0.33'",
+         "returns '1/3'")
+    ]  # fmt: skip
+    assert reach.differences(plan, reference, _run(tmp_path / "again", GOLD_SHOW, plan)) == []
 
 
 def test_named_reaching_tests_are_run_alone(task: Task, tmp_path: Path) -> None:
@@ -233,12 +234,12 @@ def test_a_reaching_difference_is_evidence_beside_the_other_probes(task: Task) -
     plan = reach.plan(task, _coverage())
     third = "show(Fraction(1, 3), digits=2)"
     gold = _named(
-        f"test_reach_aaaaaaaaaa_111111111111_h0 =>> {third} =>> returns '0.33' <<=",
-        "test_reach_bbbbbbbbbb_222222222222_n =>> show('a', digits=2) =>> returns \"'a'\" <<=",
+        f"test_reach_s0kaaaaaaaaaa_111111111111_h0 =>> {third} =>> returns '0.33' <<=",
+        "test_reach_s0kbbbbbbbbbb_222222222222_n =>> show('a', digits=2) =>> returns \"'a'\" <<=",
     )
     candidate = _named(
-        f"test_reach_aaaaaaaaaa_333333333333_n =>> {third} =>> returns '1/3' <<=",
-        "test_reach_bbbbbbbbbb_444444444444_n =>> show('a', digits=2) =>> returns 'x' <<=",
+        f"test_reach_s0kaaaaaaaaaa_333333333333_n =>> {third} =>> returns '1/3' <<=",
+        "test_reach_s0kbbbbbbbbbb_444444444444_n =>> show('a', digits=2) =>> returns 'x' <<=",
     )
     other = CheckResult(check=Check.PROBES, note="3 probe cases agree with gold", compared=3)
     found = with_reach(other, plan, [gold, gold], candidate)

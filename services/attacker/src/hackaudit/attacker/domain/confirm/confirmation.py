@@ -383,7 +383,7 @@ def with_reach(
     if not reference:
         return check
     compared = reach.described(plan, reference)
-    found = reach.differences(reference, candidate)
+    found = reach.differences(plan, reference, candidate)
     count = check.compared + len(reference)
     if not found:
         note = f"{check.note}; {compared} agree with gold" if check.note else compared

@@ -34,7 +34,7 @@ MAX_SHAPES = 12
 MAX_HARVEST = 40
 ORIGIN = "reach"
 _NAME = re.compile(
-    r"test_reach_([0-9a-f]{10})_([0-9a-f]{12}|unstable|timeout)_(n|(?:h\d+)+) =>> (.*?)"
+    r"test_reach_(s\d+k[0-9a-f]{10})_([0-9a-f]{12}|unstable|timeout)_(n|(?:h\d+)+) =>> (.*?)"
     r" =>> (.*?) <<="
 )
 _UNSTABLE = ("unstable", "timeout")
@@ -188,8 +188,11 @@ def reference(results: Sequence[RunResult]) -> dict[str, Output]:
     return agreed(results, outputs, lambda o: o.comparable and bool(o.reached) and not o.raises)
 
 
-def differences(gold: dict[str, Output], candidate: RunResult) -> list[ProbeDifference]:
-    """The reaching calls on which the candidate's result differs from gold's."""
+def differences(
+    plan: ReachPlan, gold: dict[str, Output], candidate: RunResult
+) -> list[ProbeDifference]:
+    """The reaching calls on which the candidate's result differs from gold's, each with the
+    test file of the graded call it recombines."""
     found = outputs(candidate)
     out = []
     for key, expected in sorted(gold.items()):
@@ -200,11 +203,19 @@ def differences(gold: dict[str, Output], candidate: RunResult) -> list[ProbeDiff
             ProbeDifference(
                 origin=ORIGIN,
                 expression=expected.call,
+                test=_test_of(plan, key),
                 gold=expected.head,
                 candidate=got.head,
             )
         )
     return out
+
+
+def _test_of(plan: ReachPlan, key: str) -> str:
+    """The test file of the graded call a key's call recombines (`path::`; "" when unknown):
+    its names (the call's function, the types its values print as) are that module's."""
+    index = int(key[1:].split("k", 1)[0])
+    return f"{plan.shapes[index].path}::" if index < len(plan.shapes) else ""
 
 
 def described(plan: ReachPlan, gold: dict[str, Output]) -> str:

@@ -22,9 +22,9 @@ Each evaluation is reported as a test name,
 `test_reach_<key>_<digest>_<reached> =>> <call> =>> <outcome head> <<=`, where `reached` lists the
 targets (`h<i>`) whose lines the call executed, or `n`: on gold, only a call that executes a
 target line counts (the attacker drops the others), so a difference says the candidate treats
-that code differently. The key is a digest of the shape, the position and the value's stable
-text, so gold's and a candidate's runs name the same call alike even when they keep values in
-another order.
+that code differently. The key is `s<shape index>k<digest of the shape, the position and the
+value's stable text>`, so gold's and a candidate's runs name the same call alike even when they
+keep values in another order.
 
 This module's text is the third part of the probe file (`reach.source`): it follows the probe
 program's (`probe_program`) in the same module, uses its names, and is followed by this task's
@@ -425,7 +425,8 @@ def _calls(
                 shown[position] = _shown(value)
                 call = "%s(%s)" % (callee, ", ".join(shown + keywords))
                 digest = "%d|%d|%s" % (index, position, text)
-                key = hashlib.sha256(digest.encode("utf-8", "replace")).hexdigest()[:10]
+                hexed = hashlib.sha256(digest.encode("utf-8", "replace")).hexdigest()[:10]
+                key = "s%dk%s" % (index, hexed)
                 out.append((key, call, code, namespace, value))
     return out
 
