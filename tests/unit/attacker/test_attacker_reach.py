@@ -254,3 +254,18 @@ def test_a_reaching_difference_is_evidence_beside_the_other_probes(task: Task) -
     same = with_reach(other, plan, [gold, gold], gold)
     assert same.evidence is None and "1 calls reaching gold's lines" in same.note
     assert with_reach(other, None, [gold], candidate) == other
+
+
+def test_without_the_function_in_the_hunk_gold_file_text_names_it() -> None:
+    """A hunk deep in a method shows no `def` line; gold's file text, when the coverage run
+    returned it, says which method holds the lines (the program finds it by name on a
+    candidate's file, whose lines may be numbered otherwise)."""
+    text = (
+        "class P:\n    def f(self, x):\n        y = 1\n        return y\n\n\ndef g():\n    pass\n"
+    )
+    hunk = HunkCoverage(path="pkg/p.py", start=4, lines=(4,), executed={})
+    coverage = GoldCoverage(measured=True, hunks=(hunk,))
+    assert reach.unexecuted(coverage, None, {"pkg/p.py": text}) == (
+        reach.Target("pkg/p.py", "pkg.p", (4,), ("f",)),
+    )
+    assert reach.unexecuted(coverage) == (reach.Target("pkg/p.py", "pkg.p", (4,), ()),)

@@ -215,7 +215,9 @@ class Confirmer:
         if coverage_map.GOLD_RUN_KEY not in self.gold_runs:
             return None
         coverage = coverage_map.of_gold(self._task.gold_diff.applied(), self.gold_runs)
-        return reach.plan(self._task, coverage, self.reaching_tests)
+        measured = self.gold_runs[coverage_map.GOLD_RUN_KEY]
+        sources = measured[0].coverage.sources if measured and measured[0].coverage else {}
+        return reach.plan(self._task, coverage, self.reaching_tests, sources)
 
     async def gold_coverage(self) -> None:
         """Gold's coverage run of the graded tests over the lines gold changes, run once per

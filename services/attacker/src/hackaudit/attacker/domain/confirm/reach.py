@@ -19,8 +19,9 @@ directories.
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hackaudit.attacker.domain.confirm.probe_source import program_text
@@ -86,9 +87,12 @@ class Output:
         return self.head.startswith("raises")
 
 
-def unexecuted(coverage: GoldCoverage, gold: Patch | None = None) -> tuple[Target, ...]:
+def unexecuted(
+    coverage: GoldCoverage, gold: Patch | None = None, sources: Mapping[str, str] | None = None
+) -> tuple[Target, ...]:
     """Per hunk of gold's change, its statements no graded test executes, with the functions
-    holding them as far as `gold`'s hunks show (none when the map was not measured)."""
+    holding them as far as `gold`'s hunks show, or else as gold's file text (`sources`, from
+    the coverage run when it returned them) shows (none when the map was not measured)."""
     if not coverage.measured:
         return ()
     found = []
@@ -97,8 +101,29 @@ def unexecuted(coverage: GoldCoverage, gold: Patch | None = None) -> tuple[Targe
         missing = tuple(n for n in hunk.lines if n not in hunk.executed)
         if module is not None and missing:
             names = _holders(gold, hunk.path, missing) if gold is not None else ()
+            text = (sources or {}).get(hunk.path)
+            if not names and text is not None:
+                names = _outermost(text, missing)
             found.append(Target(hunk.path, module, missing, names))
     return tuple(found)
+
+
+def _outermost(text: str, lines: Sequence[int]) -> tuple[str, ...]:
+    """The names of the module-level functions and methods whose source spans `lines`."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ()
+    bodies = [tree.body] + [n.body for n in tree.body if isinstance(n, ast.ClassDef)]
+    names: list[str] = []
+    for body in bodies:
+        for node in body:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            end = node.end_lineno or node.lineno
+            if any(node.lineno <= n <= end for n in lines) and node.name not in names:
+                names.append(node.name)
+    return tuple(names)
 
 
 def _holders(gold: Patch, path: str, lines: Sequence[int]) -> tuple[str, ...]:
@@ -134,11 +159,17 @@ def shapes(task: Task) -> tuple[Shape, ...]:
     return tuple(out.values())[:MAX_SHAPES]
 
 
-def plan(task: Task, coverage: GoldCoverage, reaching: Sequence[str] = ()) -> ReachPlan | None:
+def plan(
+    task: Task,
+    coverage: GoldCoverage,
+    reaching: Sequence[str] = (),
+    sources: Mapping[str, str] | None = None,
+) -> ReachPlan | None:
     """The reach probes for the task (None: every changed line runs under a graded test, the
     map was not measured, or no graded call takes an argument). `reaching`: the repository
-    tests that execute the unexecuted lines' functions on gold, when known."""
-    targets = unexecuted(coverage, task.gold_diff.applied())
+    tests that execute the unexecuted lines' functions on gold, when known; `sources`: gold's
+    changed files' text, when the coverage run returned it."""
+    targets = unexecuted(coverage, task.gold_diff.applied(), sources)
     if not targets:
         return None
     found = shapes(task)
