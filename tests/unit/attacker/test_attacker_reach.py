@@ -269,3 +269,20 @@ def test_without_the_function_in_the_hunk_gold_file_text_names_it() -> None:
         reach.Target("pkg/p.py", "pkg.p", (4,), ("f",)),
     )
     assert reach.unexecuted(coverage) == (reach.Target("pkg/p.py", "pkg.p", (4,), ()),)
+
+
+def test_a_repository_test_that_ends_its_process_costs_only_the_reach_values(
+    task: Task, tmp_path: Path
+) -> None:
+    """The harvest runs in a child process: a test calling `os._exit` ends the child, and the
+    probe's own run goes on (no values kept, no reach call, the run itself completes)."""
+    plan = reach.plan(task, _coverage())
+    assert plan is not None
+    exiting = BASE_TESTS.replace(
+        "def test_fraction",
+        "def test_exits():\n    import os\n\n    os._exit(3)\n\n\ndef test_fraction",
+    )
+    files = {**BASE, "pkg/show.py": GOLD_SHOW, "tests/test_show.py": exiting + GRADED}
+    result = run_probe(tmp_path, files, reach.source(plan, total_s=20.0))
+    assert reach.outputs(result) == {}
+    assert result.status is RunStatus.COMPLETED and result.tests

@@ -43,7 +43,9 @@ import hashlib
 import importlib
 import importlib.util as _ilu
 import os as _os
+import pickle
 import re
+import select
 import signal
 import sys
 import time
@@ -307,6 +309,77 @@ def _harvest(kept: "_Kept", deadline: "float") -> "None":
 
 
 def _keep_values() -> "list[tuple[str, object]]":
+    """The values the harvest keeps, run in a child process where the platform forks: a
+    repository test that kills its process, hangs past every alarm or changes global state
+    then takes nothing from the probe's other parts. The values come back pickled, each on its
+    own (one that does not pickle or unpickle is left out)."""
+    try:
+        read_end, write_end = _os.pipe()
+        pid = _os.fork()
+    except (AttributeError, OSError):
+        return _harvested()
+    if pid == 0:
+        code = 1
+        try:
+            _os.close(read_end)
+            with _os.fdopen(write_end, "wb") as out:
+                out.write(pickle.dumps(_pickled(_harvested()), protocol=2))
+            code = 0
+        finally:
+            _os._exit(code)
+    _os.close(write_end)
+    data = _read_all(read_end, time.time() + REACH_TOTAL_S / 2 + REACH_TEST_S + 5.0)
+    try:
+        _os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    _os.waitpid(pid, 0)
+    return _unpickled(data)
+
+
+def _read_all(fd: "int", deadline: "float") -> "bytes":
+    """What the child writes before it closes its end, or nothing once `deadline` passes."""
+    chunks = []  # type: list[bytes]
+    try:
+        while True:
+            left = deadline - time.time()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return b""
+            chunk = _os.read(fd, 65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    except (OSError, _Timeout):
+        return b""
+    finally:
+        _os.close(fd)
+
+
+def _pickled(values: "Sequence[tuple[str, object]]") -> "list[tuple[str, bytes]]":
+    out = []  # type: list[tuple[str, bytes]]
+    for text, value in values:
+        try:
+            out.append((text, pickle.dumps(value, protocol=2)))
+        except Exception:
+            continue
+    return out
+
+
+def _unpickled(data: "bytes") -> "list[tuple[str, object]]":
+    try:
+        rows = pickle.loads(data) if data else []  # noqa: S301
+    except Exception:
+        return []
+    out = []  # type: list[tuple[str, object]]
+    for text, blob in rows:
+        try:
+            out.append((text, pickle.loads(blob)))  # noqa: S301
+        except Exception:
+            continue
+    return out
+
+
+def _harvested() -> "list[tuple[str, object]]":
     """Runs the harvest with every function holding a target line hooked."""
     kept = _Kept(REACH_MAX_VALUES)
     undo = []  # type: list[Callable[[], None]]
