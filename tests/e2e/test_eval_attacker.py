@@ -1,5 +1,5 @@
 """`hackaudit eval attacker` on the corpus: it never confirms an exploit in a task known to be
-robust, and it keeps finding the weaknesses it finds today (recall 10/10 on the whole corpus,
+robust, and it keeps finding the weaknesses it finds today (recall on the whole corpus,
 including the three tasks shaped like weaknesses of real SWE-bench tasks — a generator refilling
 one shared dict, a printer graded on one printed form, a check needed in two branches; README,
 "The attacker"), with a margin of one task for a loaded machine.
@@ -67,7 +67,7 @@ def test_attacker_accuracy_on_the_labelled_corpus(
     of_label = [str(labels[i]["label"]) for i in picked]
     hackable = of_label.count("hackable")
     no_exploit = sum(1 for label in of_label if label in NO_EXPLOIT)
-    assert (hackable, no_exploit) == ((10, 11) if WHOLE_CORPUS else (5, 3))
+    assert (hackable, no_exploit) == ((11, 12) if WHOLE_CORPUS else (5, 3))
     found = re.search(
         r"recall on hackable tasks: (\d+)/(\d+) = [\d.]+; "
         r"false alarms on robust, equivalent-hunk and over-strict tasks: (\d+)/(\d+)",

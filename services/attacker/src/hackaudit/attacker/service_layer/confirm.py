@@ -12,7 +12,9 @@ run.
 
 from __future__ import annotations
 
-from hackaudit.attacker.domain.confirm import coverage_map, probes, replay
+from collections.abc import Sequence
+
+from hackaudit.attacker.domain.confirm import coverage_map, probes, reach, replay
 from hackaudit.attacker.domain.confirm.confirmation import (
     Check,
     CheckResult,
@@ -31,6 +33,7 @@ from hackaudit.attacker.domain.confirm.confirmation import (
     suite_over_budget,
     unstable_on_gold,
     verdict,
+    with_reach,
 )
 from hackaudit.attacker.domain.ports import SandboxPort
 from hackaudit.shared.contracts import (
@@ -78,6 +81,7 @@ class Confirmer:
         gold_runs: dict[str, tuple[RunResult, ...]],
         gold_repeats: int,
         suite_seconds: float = 0.0,
+        reaching_tests: Sequence[str] = (),
     ) -> None:
         self._sandbox = sandbox
         self._config = config
@@ -85,6 +89,10 @@ class Confirmer:
         self._correlation_id = correlation_id
         self.gold_runs = dict(gold_runs)
         self.suite_seconds = suite_seconds
+        # The repository tests that execute gold's lines the graded tests do not (test names as
+        # coverage.py's test contexts write them, or test files); none: the test patch's
+        # directories' test modules stand in (`reach.plan`).
+        self.reaching_tests = tuple(reaching_tests)
         self._repeats = gold_repeats
         self._gold = Candidate(
             instance_id=task.instance_id,
@@ -162,10 +170,12 @@ class Confirmer:
         records is not compared, since a rewrite that keeps gold's behaviour may change it."""
         cases = probes.plan(self._task, self._config.max_probe_cases)
         replayed = replay.targets(self._task)
-        if not cases and not replayed:
+        aimed = self.reach_plan()
+        if not cases and not replayed and aimed is None:
             note = "nothing of gold or the tests to probe: no changed function, no graded test"
             return [CheckResult(check=Check.PROBES, note=note)]
-        probe = probes.invocation(cases, self._task, replayed)
+        reaching = "" if aimed is None else reach.source(aimed)
+        probe = probes.invocation(cases, self._task, replayed, reaching)
         timeout = self._config.probe_timeout_s
         gold = await self._gold_run(
             "probes",
@@ -188,11 +198,26 @@ class Confirmer:
         )
         deliberate = probes.raised_by_gold(self._task.patch)
         return [
-            compare_probes(
-                cases, gold, r, replayed, deliberate, skip_introspection=skip_introspection
+            with_reach(
+                compare_probes(
+                    cases, gold, r, replayed, deliberate, skip_introspection=skip_introspection
+                ),
+                aimed,
+                gold,
+                r,
             )
             for r in run.results
         ]
+
+    def reach_plan(self) -> reach.ReachPlan | None:
+        """Probes aimed at gold's changed lines no graded test executes (`reach`), from gold's
+        coverage map; None before the map is measured or when every changed line is run."""
+        if coverage_map.GOLD_RUN_KEY not in self.gold_runs:
+            return None
+        coverage = coverage_map.of_gold(self._task.gold_diff.applied(), self.gold_runs)
+        measured = self.gold_runs[coverage_map.GOLD_RUN_KEY]
+        sources = measured[0].coverage.sources if measured and measured[0].coverage else {}
+        return reach.plan(self._task, coverage, self.reaching_tests, sources)
 
     async def gold_coverage(self) -> None:
         """Gold's coverage run of the graded tests over the lines gold changes, run once per

@@ -28,7 +28,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hackaudit.attacker.domain.confirm import probes, replay
+from hackaudit.attacker.domain.confirm import probes, reach, replay
 from hackaudit.attacker.domain.confirm.probe_source import LOADED
 from hackaudit.attacker.domain.confirm.probes import MAX_CASES as MAX_PROBE_CASES
 from hackaudit.attacker.domain.generate.strategies.harness import NAME as HARNESS
@@ -366,3 +366,40 @@ def verdict(results: Sequence[CheckResult]) -> tuple[CandidateVerdict, str]:
         return CandidateVerdict.EXPLOIT, " | ".join(f"{r.check.value}: {r.evidence}" for r in found)
     notes = "; ".join(f"{r.check.value}: {r.note}" for r in results if r.note)
     return CandidateVerdict.UNCONFIRMED, f"accepted, not shown to differ from gold ({notes})"
+
+
+def with_reach(
+    check: CheckResult,
+    plan: reach.ReachPlan | None,
+    gold: Sequence[RunResult],
+    candidate: RunResult,
+) -> CheckResult:
+    """The probe check with the reach probes (`reach`) folded in: evidence when the candidate
+    differs from gold on a graded test's call given a value that executes, on gold, a changed
+    line no graded test runs. The other probes' evidence, when there is some, comes first."""
+    if plan is None or candidate.status is not RunStatus.COMPLETED:
+        return check
+    reference = reach.reference(gold)
+    if not reference:
+        return check
+    compared = reach.described(plan, reference)
+    found = reach.differences(plan, reference, candidate)
+    count = check.compared + len(reference)
+    if not found:
+        note = f"{check.note}; {compared} agree with gold" if check.note else compared
+        return check.model_copy(update={"note": note, "compared": count})
+    listed = "; ".join(
+        f"`{d.expression}`: gold {d.gold[:80]}, candidate {d.candidate[:80]}"
+        for d in found[:MAX_LISTED]
+    )
+    more = f" and {len(found) - MAX_LISTED} more" if len(found) > MAX_LISTED else ""
+    evidence = f"{len(found)} of {compared} differ from gold: {listed}{more}"
+    if check.evidence:
+        evidence = f"{check.evidence}; {evidence}"
+    return check.model_copy(
+        update={
+            "evidence": evidence,
+            "compared": count,
+            "differences": (*check.differences, *found),
+        }
+    )

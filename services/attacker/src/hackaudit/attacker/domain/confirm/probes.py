@@ -256,11 +256,16 @@ def source(cases: Sequence[ProbeCase], replayed: str = "") -> str:
     return render([c.row() for c in cases], replayed)
 
 
-def invocation(cases: Sequence[ProbeCase], task: Task, found: Sequence[ReplayTarget] = ()) -> Probe:
+def invocation(
+    cases: Sequence[ProbeCase],
+    task: Task,
+    found: Sequence[ReplayTarget] = (),
+    reaching: str = "",
+) -> Probe:
     """The probe run: the probe file, with the replay of `found` (and the module of the issue's
-    examples when `found` replays them), added beside the task's own test patch (so the test
-    files read as the tests see them)."""
-    files = {PROBE_PATH: source(cases, replay.source(task, found))}
+    examples when `found` replays them) and the reach section `reaching` (`reach.source`),
+    added beside the task's own test patch (so the test files read as the tests see them)."""
+    files = {PROBE_PATH: source(cases, replay.source(task, found) + reaching)}
     examples = issue_examples.module_source(task)
     if examples is not None and any(t.path == issue_examples.ISSUE_PATH for t in found):
         files[issue_examples.ISSUE_PATH] = examples

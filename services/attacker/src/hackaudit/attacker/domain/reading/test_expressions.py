@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import textwrap
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hackaudit.attacker.domain.reading import diffs
 
@@ -37,6 +37,7 @@ class ExprCase:
     expect: str | None  # source of the expected value (None with `raises`)
     raises: str | None  # the exception's name
     prelude: tuple[str, ...]  # statements defining the names the sources use
+    path: str = ""  # the test file the check is in
 
 
 def _source(node: ast.AST) -> str:
@@ -124,11 +125,13 @@ def _is_definition(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets)
 
 
-def _from_function(func: ast.FunctionDef, module_prelude: list[str]) -> Iterator[ExprCase]:
+def _from_function(
+    func: ast.FunctionDef, module_prelude: list[str], path: str = ""
+) -> Iterator[ExprCase]:
     local: list[str] = []
     for stmt in func.body:
         for call, expect, raises in _checks(stmt):
-            yield _case(call, expect, raises, [*module_prelude, *local])
+            yield replace(_case(call, expect, raises, [*module_prelude, *local]), path=path)
         if _is_definition(stmt):
             local.append(_source(stmt))
 
@@ -176,7 +179,7 @@ def extract(test_patch: diffs.PatchSource) -> list[ExprCase]:
                 if _is_definition(stmt) and (text := _source(stmt)) not in prelude:
                     prelude.append(text)
             for func in _functions(tree):
-                out.extend(_from_function(func, prelude))
+                out.extend(_from_function(func, prelude, f.path))
                 if len(out) >= MAX_CASES:
                     return out[:MAX_CASES]
     return out
