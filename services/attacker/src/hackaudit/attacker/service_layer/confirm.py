@@ -302,7 +302,7 @@ class Confirmer:
             note = f"no suite command for the task's log parser {self._task.log_parser!r}"
             return CheckResult(check=Check.SUITE, note=note)
         key, what = f"suite-{scope.value}", ""
-        if scope is SuiteScope.NEAR:
+        if scope is SuiteScope.NEAR and self._config.suite_selection:
             chosen = await self._selected(candidate, suite)
             if chosen is not None and not chosen.tests:
                 note = (
