@@ -202,3 +202,11 @@ def test_reach_lists_the_statements_of_the_change_and_the_tests_that_run_them() 
     assert found.lines == ("pkg/ops.py:7",) and found.tests == (MUL_T,)
     unreached = reach({"pkg/ops.py": frozenset({11})}, [_map()])
     assert unreached.lines == ("pkg/ops.py:11",) and unreached.unreached
+
+
+def test_past_a_few_hundred_selected_tests_their_files_are_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(selection, "MAX_NODE_IDS", 1)
+    run = runnable(RunnerKind.PYTEST, {ADD_T, MUL_T}, REPORTED)
+    assert run == ("pkg/tests/test_ops.py",)

@@ -46,6 +46,8 @@ GoldLines = dict[str, frozenset[int]]  # repository path -> gold's new-side line
 # Among a file's lines: the candidate replaces, creates or deletes the file, all of it counts.
 WHOLE = 0
 _PARAMETERS = re.compile(r"\[.*\]$")
+# Past this many selected pytest tests, their test files are run instead of their node ids.
+MAX_NODE_IDS = 400
 
 
 def gold_lines(task: Task, candidate: Candidate) -> GoldLines | None:
@@ -245,6 +247,8 @@ def runnable(
             if not matched:
                 return None
             found.update(matched)
+        if len(found) > MAX_NODE_IDS:  # a command line of reasonable length: their files
+            return tuple(sorted({node.split("::", 1)[0] for node in found}))
         return tuple(sorted(found))
     if kind is RunnerKind.SYMPY:
         files = set()
