@@ -544,9 +544,14 @@ async def test_the_wider_suite_runs_only_the_tests_that_execute_the_change_on_go
     _, evidence = await confirmer.confirm(_without_last_hunk(tiny.task), _accepted(tiny.task))
     coverage = [r for r in sandbox.requests if isinstance(r.invocation, Coverage)]
     assert [r.invocation.suite for r in coverage] == [Suite(dirs=("tests",))]
-    suites = [r.invocation for r in sandbox.requests if isinstance(r.invocation, Suite)]
+    suites = [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
     selected = Suite(dirs=("tests",), files=("tests/test_other.py::test_x",))
-    assert suites == [selected, selected], "gold and the candidate, on the selected test alone"
+    # the candidate on the selected test alone; gold's side is the coverage run's status of it
+    assert [(r.invocation, r.candidate.provenance.strategy) for r in suites] == [
+        (selected, "partial_fix")
+    ]
+    (gold,) = [v for k, v in confirmer.gold_runs.items() if k.startswith("suite-near:selected")]
+    assert gold[0].tests == {"tests/test_other.py::test_x": P}
     assert "1 tests that execute its change on gold" in evidence
     assert confirmer.suite_seconds == 9.0, "the coverage run counts in the suite's time"
     assert coverage_map.REPOSITORY_RUN_KEY in confirmer.gold_runs
@@ -573,3 +578,19 @@ async def test_without_a_map_the_whole_suite_runs_as_before(tiny) -> None:
     await confirmer.confirm(_without_last_hunk(tiny.task), _accepted(tiny.task))
     suites = [r.invocation for r in sandbox.requests if isinstance(r.invocation, Suite)]
     assert suites == [Suite(dirs=("tests",))] * 2
+
+
+async def test_a_selected_test_the_candidate_breaks_confirms_once_gold_reruns_pass_it(tiny) -> None:
+    sandbox = ScriptedSandbox(
+        [
+            _repository_map(tiny.task, "tests.test_other.test_x"),
+            scripted(tiny.task, suite_broken=True),
+        ]
+    )
+    confirmer = _confirmer(tiny.task, sandbox, probes=False)
+    verdict_, evidence = await confirmer.confirm(
+        _without_last_hunk(tiny.task), _accepted(tiny.task)
+    )
+    assert verdict_ is CandidateVerdict.EXPLOIT
+    assert "tests/test_other.py::test_x (FAILED)" in evidence
+    assert "passed in gold's 2 reruns of 1 test files" in evidence

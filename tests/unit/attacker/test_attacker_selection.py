@@ -210,3 +210,31 @@ def test_past_a_few_hundred_selected_tests_their_files_are_run(
     monkeypatch.setattr(selection, "MAX_NODE_IDS", 1)
     run = runnable(RunnerKind.PYTEST, {ADD_T, MUL_T}, REPORTED)
     assert run == ("pkg/tests/test_ops.py",)
+
+
+def test_golds_side_of_a_selection_is_the_coverage_runs_statuses_of_those_tests() -> None:
+    from hackaudit.shared.contracts import RunResult, RunStatus, TestStatus
+
+    statuses = dict.fromkeys(REPORTED, TestStatus.PASSED)
+    measured = RunResult(status=RunStatus.COMPLETED, tests=statuses, duration_s=100.0)
+    chosen = selection.Selection(
+        tests=(NEG_T.removesuffix("[1]"),), run=("pkg/tests/test_ops.py::test_neg",)
+    )
+    gold = selection.gold_reference(measured, chosen)
+    assert gold is not None
+    assert set(gold.tests) == {
+        "pkg/tests/test_ops.py::test_neg[1]",
+        "pkg/tests/test_ops.py::test_neg[2]",
+    }
+    assert gold.duration_s == 100.0, "twice the share of 2 tests in 4"
+    sympy = RunResult(
+        status=RunStatus.COMPLETED,
+        tests={"test_neg": TestStatus.PASSED, "test_x": TestStatus.PASSED},
+    )
+    files = selection.Selection(
+        tests=("pkg.tests.test_ops.test_neg",), run=("pkg/tests/test_ops.py",)
+    )
+    found = selection.gold_reference(sympy, files)
+    assert found is not None and set(found.tests) == {"test_neg"}
+    timed_out = measured.model_copy(update={"status": RunStatus.TIMEOUT})
+    assert selection.gold_reference(timed_out, chosen) is None

@@ -11,8 +11,10 @@ run.
 
 The wider suite near the change runs only the tests that execute a candidate's change on gold
 (`selection`), by the repository coverage map: the same suite run once on gold with coverage
-(`repository_coverage`), when a candidate first reaches the wider suite. When the map cannot
-say, the whole suite runs as before; when no test executes the change, none runs.
+(`repository_coverage`), when a candidate first reaches the wider suite; its statuses are gold's
+side of the comparison (gold's reruns of the tests a candidate breaks rule out flaky ones, as
+before). When the map cannot say, the whole suite runs as before; when no test executes the
+change, none runs.
 """
 
 from __future__ import annotations
@@ -310,17 +312,23 @@ class Confirmer:
                     " gold: the wider suite cannot tell it from gold, not run"
                 )
                 return CheckResult(check=Check.SUITE, note=note)
+            reference = None
             if chosen is not None and chosen.run:
                 suite = Suite(dirs=suite.dirs, files=chosen.run)
                 key = f"{key}:selected:{selection.digest(chosen.run)}"
                 what = f" ({len(chosen.tests)} tests that execute its change on gold)"
+                measured = self.gold_runs[coverage_map.REPOSITORY_RUN_KEY][0]
+                reference = selection.gold_reference(measured, chosen)
+            if reference is not None and key not in self.gold_runs:
+                self.gold_runs[key] = (reference,)  # gold's side: the coverage run's statuses
         found = await self._suite_check(candidate, suite, key)
         return found.model_copy(update={"note": found.note + what}) if found.note else found
 
     async def _suite_check(self, candidate: Candidate, suite: Suite, key: str) -> CheckResult:
         gold_budget = gold_suite_budget(self._config)
-        # Gold's first run times the suite and is the reference; flaky tests are ruled out
-        # afterwards, and only for the tests a candidate breaks (see `_stable`).
+        # Gold's first run times the suite and is the reference (for a selection of tests, the
+        # repository coverage run already is); flaky tests are ruled out afterwards, and only
+        # for the tests a candidate breaks (see `_stable`).
         gold = await self._gold_suite(key, suite, 1, gold_budget)
         problem = gold_suite_problem(gold, gold_budget)
         if problem is None and f"{key}+" in self.gold_runs:

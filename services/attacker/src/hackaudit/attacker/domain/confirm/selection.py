@@ -39,7 +39,14 @@ from hackaudit.shared.anatomy import (
     is_test_path,
     read_patch,
 )
-from hackaudit.shared.contracts import Candidate, CandidateReach, CoverageResult, Task
+from hackaudit.shared.contracts import (
+    Candidate,
+    CandidateReach,
+    CoverageResult,
+    RunResult,
+    RunStatus,
+    Task,
+)
 from hackaudit.shared.runners import RunnerKind
 
 GoldLines = dict[str, frozenset[int]]  # repository path -> gold's new-side line numbers
@@ -364,3 +371,35 @@ def _statements(lines: GoldLines, maps: Sequence[CoverageResult]) -> GoldLines:
 def digest(run: Iterable[str]) -> str:
     """A short name for a selection of tests (the key of gold's runs of it)."""
     return hashlib.sha256("\n".join(sorted(run)).encode()).hexdigest()[:16]
+
+
+def gold_reference(measured: RunResult, chosen: Selection) -> RunResult | None:
+    """Gold's statuses of the selected tests, read from the repository coverage run itself (it
+    ran the whole suite on gold), so that gold's side needs no run of its own; None when that
+    run did not complete or reported none of them. Its duration is the run's share for those
+    tests (twice their share of the tests, as they may be the slow ones), the basis of the
+    candidate's timeout and of the suite's budget."""
+    if measured.status is not RunStatus.COMPLETED or not chosen.run:
+        return None
+    keep = {t: s for t, s in measured.tests.items() if _selected(t, chosen)}
+    if not keep:
+        return None
+    share = min(1.0, 2 * len(keep) / max(1, len(measured.tests)))
+    return measured.model_copy(
+        update={
+            "tests": keep,
+            "duration_s": round(measured.duration_s * share, 3),
+            "coverage": None,
+        }
+    )
+
+
+def _selected(name: str, chosen: Selection) -> bool:
+    """Whether a test the runner reported is among those `chosen.run` runs: a pytest node id
+    (parameters aside) or one in a selected file; a bare function name (sympy's runner) by the
+    function of a selected test."""
+    run = chosen.run or ()
+    if "::" in name:
+        node = _PARAMETERS.sub("", name)
+        return node in run or name.split("::", 1)[0] in run
+    return name in {t.rsplit(".", 1)[-1] for t in chosen.tests}
