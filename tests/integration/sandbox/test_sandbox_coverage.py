@@ -28,6 +28,7 @@ from hackaudit.shared.contracts import (
     RunRequested,
     RunResult,
     RunStatus,
+    Suite,
     Task,
 )
 
@@ -186,3 +187,32 @@ async def test_a_command_that_sets_pythonpath_itself_is_measured_through_the_use
     _, coverage = await _measure(measuring, task, Coverage(files=(OPS,)))
     assert "tests.test_ops.OpsTest.test_add" in coverage.tests_of(OPS, ADD_LINE)
     assert "tests.test_ops.OpsTest.test_mul" not in coverage.tests_of(OPS, ADD_LINE)
+
+
+async def test_the_report_is_cut_down_in_the_container_and_brings_the_files_text(
+    measuring: Runner, calc_image: TaskImage
+) -> None:
+    task = calc_task(calc_image, test_command="python -m pytest -rA")
+    invocation = Coverage(files=(OPS,), lines={OPS: (ADD_LINE, MUL_LINE)}, with_source=True)
+    _, coverage = await _measure(measuring, task, invocation)
+    assert set(coverage.files[OPS].executed) == {ADD_LINE, MUL_LINE}
+    assert "tests.test_ops.OpsTest.test_add" in coverage.tests_of(OPS, ADD_LINE)
+    text = coverage.sources[OPS]
+    assert text.splitlines()[ADD_LINE - 1].strip() == "return a + b", "gold's file, as run"
+    assert "def mul" in text and not coverage.cut
+    plain = Coverage(files=(OPS,), lines={OPS: (ADD_LINE,)})
+    _, without = await _measure(measuring, task, plain)
+    assert without.sources == {} and set(without.files[OPS].executed) == {ADD_LINE}
+
+
+async def test_a_wider_suite_is_measured_with_the_tests_its_runner_reported(
+    measuring: Runner, calc_image: TaskImage
+) -> None:
+    task = calc_task(calc_image, test_command="python -m pytest -rA")
+    suite = Suite(dirs=("tests",))
+    invocation = Coverage(files=(OPS,), with_source=True, suite=suite)
+    result, coverage = await _measure(measuring, task, invocation)
+    assert "tests.test_ops.OpsTest.test_add" in coverage.tests_of(OPS, ADD_LINE)
+    assert "tests.test_ops.OpsTest.test_mul" not in coverage.tests_of(OPS, ADD_LINE)
+    assert "tests/test_ops.py::OpsTest::test_add" in result.tests, "node ids to select from"
+    assert OPS in coverage.sources

@@ -98,6 +98,11 @@ async def test_the_wider_suite_runs_the_tasks_runner_on_directories_or_files(
     ).result
     assert empty.status is RunStatus.COMPLETED, empty.reason
     assert empty.tests["tests/test_ops.py::OpsTest::test_add"] is TestStatus.FAILED
+    # selected tests (node ids) run alone: not the test patch's files beside them
+    ids = Suite(dirs=("tests",), files=("tests/test_ops.py::OpsTest::test_add",))
+    one = (await handle_run_requested(_request(task, ids), sandbox)).result
+    assert one.status is RunStatus.COMPLETED, one.reason
+    assert one.tests == {"tests/test_ops.py::OpsTest::test_add": TestStatus.PASSED}
 
 
 async def test_a_suite_the_runner_cannot_widen_is_refused(

@@ -340,7 +340,9 @@ async def test_report_carries_budget_and_advice(tiny, tmp_path) -> None:
     )
     row = json.loads((tmp_path / "report.json").read_text())["tasks"][0]
     assert row["budget"] == "15 candidates (1 rounds of 15)"
-    assert row["spent"] == {"candidates": 15, "sandbox_seconds": 37.5}
+    # every run's seconds by kind: the 15 candidates' graded runs, gold's coverage run
+    by_kind = {"grade": 37.5, "coverage": 2.5}
+    assert row["spent"] == {"candidates": 15, "sandbox_seconds": 37.5, "by_kind": by_kind}
     assert row["to_first_exploit"] == attack.to_first_exploit.model_dump()
     assert row["exploits"][0]["advice"] == ALWAYS_EQUAL_ADVICE
     assert row["harness_evidence"] == []

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from hackaudit.attacker.domain.confirm import probes
+from hackaudit.attacker.domain.confirm import coverage_map, probes
 from hackaudit.attacker.domain.confirm.confirmation import (
     Check,
     CheckResult,
@@ -18,9 +20,13 @@ from hackaudit.attacker.domain.confirm.confirmation import (
 from hackaudit.attacker.service_layer.confirm import Confirmer
 from hackaudit.sandbox.domain.run_spec import graded_task, run_test_patch
 from hackaudit.sandbox.domain.runners import command_for
+from hackaudit.shared.anatomy import emit_patch, read_patch
 from hackaudit.shared.contracts import (
     Candidate,
     CandidateVerdict,
+    Coverage,
+    CoverageResult,
+    FileCoverage,
     PatchFlags,
     Probe,
     Provenance,
@@ -261,7 +267,8 @@ async def test_wider_suite_failure_confirms(tiny) -> None:
     files = " tests/test_core.py tests/test_new.py"
     assert commands == {
         f"python -m pytest -rA -p no:cacheprovider tests{files}",
-        f"python -m pytest -rA -p no:cacheprovider tests/test_other.py{files}",
+        # a rerun of given test files runs exactly those
+        "python -m pytest -rA -p no:cacheprovider tests/test_other.py",
     }
 
 
@@ -365,7 +372,7 @@ async def test_wider_suite_stops_when_the_tasks_budget_for_it_is_spent(tiny) -> 
     for _ in range(3):
         _, evidence = await confirmer.confirm(_candidate(), _accepted(tiny.task))
         suites.append(evidence)
-    runs = [r for r in sandbox.requests if r.purpose is RunPurpose.PROBE]
+    runs = [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
     assert [(r.candidate.provenance.strategy, r.repeats) for r in runs] == [
         ("gold", 1),
         ("partial_fix", 1),
@@ -398,7 +405,7 @@ async def test_a_suite_too_slow_for_one_candidate_runs_once_on_gold_and_never_on
     for _ in range(2):
         _, evidence = await confirmer.confirm(_candidate(), _accepted(tiny.task))
         assert "wider-suite budget (150 sandbox-s) is spent: 100s taken, one more run" in evidence
-    runs = [r for r in sandbox.requests if r.purpose is RunPurpose.PROBE]
+    runs = [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
     assert [(r.candidate.provenance.strategy, r.repeats) for r in runs] == [("gold", 1)]
 
 
@@ -483,3 +490,107 @@ async def test_reruns_of_the_broken_files_are_held_to_the_tasks_budget(
     else:
         assert v is CandidateVerdict.UNCONFIRMED and reruns == []
         assert "has no room for reruns of their 1 test files: not confirmed" in evidence
+
+
+# --- test selection by the repository coverage map ------------------------------------------
+
+
+def _without_last_hunk(task) -> Candidate:
+    """A partial fix: gold with its last hunk left out."""
+    gold = read_patch(task.patch)
+    (file,) = gold.files
+    kept = dataclasses.replace(file, hunks=file.hunks[:-1])
+    diff = emit_patch(dataclasses.replace(gold, files=(kept,)))
+    return Candidate(
+        instance_id=task.instance_id, diff=diff, provenance=Provenance(strategy="partial_fix")
+    )
+
+
+def _repository_map(task, runs_last_hunk: str | None):
+    """The repository coverage run on gold: every changed line run by tests/test_core.py's
+    `test_clamp`, the last hunk's by `runs_last_hunk` (None: by no test)."""
+    hunks = coverage_map.changed_hunks(task.gold_diff.applied())
+    names = ("tests.test_core.test_clamp", "tests.test_other.test_x")
+    executed: dict[int, tuple[int, ...]] = {}
+    missing: list[int] = []
+    for hunk in hunks:
+        for n in hunk.lines:
+            if hunk is not hunks[-1]:
+                executed[n] = (0,)
+            elif runs_last_hunk is None:
+                missing.append(n)
+            else:
+                executed[n] = (names.index(runs_last_hunk),)
+    measured = CoverageResult(
+        tests=names,
+        files={"pkg/core.py": FileCoverage(executed=executed, missing=tuple(missing))},
+        per_test=True,
+    )
+
+    def rule(request: RunRequested) -> RunResult | None:
+        if not isinstance(request.invocation, Coverage) or request.invocation.suite is None:
+            return None
+        reported = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
+        return passed(reported).model_copy(update={"coverage": measured, "duration_s": 9.0})
+
+    return rule
+
+
+async def test_the_wider_suite_runs_only_the_tests_that_execute_the_change_on_gold(tiny) -> None:
+    sandbox = ScriptedSandbox(
+        [_repository_map(tiny.task, "tests.test_other.test_x"), scripted(tiny.task)]
+    )
+    confirmer = _confirmer(tiny.task, sandbox, probes=False)
+    _, evidence = await confirmer.confirm(_without_last_hunk(tiny.task), _accepted(tiny.task))
+    coverage = [r for r in sandbox.requests if isinstance(r.invocation, Coverage)]
+    assert [r.invocation.suite for r in coverage] == [Suite(dirs=("tests",))]
+    suites = [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
+    selected = Suite(dirs=("tests",), files=("tests/test_other.py::test_x",))
+    # the candidate on the selected test alone; gold's side is the coverage run's status of it
+    assert [(r.invocation, r.candidate.provenance.strategy) for r in suites] == [
+        (selected, "partial_fix")
+    ]
+    (gold,) = [v for k, v in confirmer.gold_runs.items() if k.startswith("suite-near:selected")]
+    assert gold[0].tests == {"tests/test_other.py::test_x": P}
+    assert "1 tests that execute its change on gold" in evidence
+    assert confirmer.suite_seconds == 9.0, "the coverage run counts in the suite's time"
+    assert coverage_map.REPOSITORY_RUN_KEY in confirmer.gold_runs
+    reach = confirmer.reach(_without_last_hunk(tiny.task))
+    assert reach is not None and reach.tests == ("tests.test_other.test_x",)
+
+
+async def test_no_wider_suite_runs_when_no_test_executes_the_change_on_gold(tiny) -> None:
+    sandbox = ScriptedSandbox([_repository_map(tiny.task, None), scripted(tiny.task)])
+    confirmer = _confirmer(tiny.task, sandbox, probes=False)
+    verdict_, evidence = await confirmer.confirm(
+        _without_last_hunk(tiny.task), _accepted(tiny.task)
+    )
+    assert verdict_ is CandidateVerdict.UNCONFIRMED
+    assert not [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
+    assert "no repository test near the change executes the candidate's change" in evidence
+    reach = confirmer.reach(_without_last_hunk(tiny.task))
+    assert reach is not None and reach.unreached and reach.lines
+
+
+async def test_without_a_map_the_whole_suite_runs_as_before(tiny) -> None:
+    sandbox = ScriptedSandbox([scripted(tiny.task)])  # the coverage run reports nothing
+    confirmer = _confirmer(tiny.task, sandbox, probes=False)
+    await confirmer.confirm(_without_last_hunk(tiny.task), _accepted(tiny.task))
+    suites = [r.invocation for r in sandbox.requests if isinstance(r.invocation, Suite)]
+    assert suites == [Suite(dirs=("tests",))] * 2
+
+
+async def test_a_selected_test_the_candidate_breaks_confirms_once_gold_reruns_pass_it(tiny) -> None:
+    sandbox = ScriptedSandbox(
+        [
+            _repository_map(tiny.task, "tests.test_other.test_x"),
+            scripted(tiny.task, suite_broken=True),
+        ]
+    )
+    confirmer = _confirmer(tiny.task, sandbox, probes=False)
+    verdict_, evidence = await confirmer.confirm(
+        _without_last_hunk(tiny.task), _accepted(tiny.task)
+    )
+    assert verdict_ is CandidateVerdict.EXPLOIT
+    assert "tests/test_other.py::test_x (FAILED)" in evidence
+    assert "passed in gold's 2 reruns of 1 test files" in evidence

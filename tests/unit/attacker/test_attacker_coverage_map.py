@@ -115,3 +115,35 @@ def test_coverage_map_names_the_tests_of_each_line() -> None:
     assert found.hunks[0].executed == {3: ("tests.test_ops.test_add", "")}
     assert found.never_executed[0].start == 12
     assert found.sandbox_seconds == 2.5
+
+
+def test_the_repository_run_measures_the_suite_over_golds_whole_files_with_their_text() -> None:
+    from hackaudit.attacker.domain.confirm.coverage_map import repository_invocation
+    from hackaudit.shared.contracts import Suite
+
+    run = repository_invocation(read_patch(GOLD), Suite(dirs=("tests",)))
+    assert run is not None and run.files == ("pkg/ops.py",) and run.lines == {}
+    assert run.with_source and run.suite == Suite(dirs=("tests",))
+
+
+def test_the_repository_map_says_which_repository_tests_run_each_changed_line() -> None:
+    from hackaudit.attacker.domain.confirm.coverage_map import of_gold
+    from hackaudit.shared.contracts import Suite
+
+    runs = {
+        "coverage": (_covered({2: (0,)}, missing=(3, 12)),),
+        "repository-coverage": (_covered({2: (0,), 3: (1,)}, missing=(12,)),),
+    }
+    found = of_gold(read_patch(GOLD), runs, Suite(dirs=("tests",)))
+    repository = found.repository
+    assert repository is not None and repository.measured and repository.tests == ("tests",)
+    # "" as in the graded map: code run outside any test (set-up, imports)
+    assert repository.executed == {
+        "pkg/ops.py:2": ("tests.test_ops.test_add",),
+        "pkg/ops.py:3": ("",),
+    }
+    assert repository.executed_lines == 2 and repository.sandbox_seconds == 2.5
+    failed = {"repository-coverage": (RunResult(status=RunStatus.TIMEOUT, reason="600 s"),)}
+    missing = of_gold(read_patch(GOLD), failed).repository
+    assert missing is not None and not missing.measured and "timeout" in missing.reason
+    assert of_gold(read_patch(GOLD), {}).repository is None

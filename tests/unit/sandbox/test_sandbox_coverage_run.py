@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import configparser
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -19,7 +21,9 @@ from hackaudit.sandbox.adapters.fake_backend import FakeBackend, FakeOutcome, Fa
 from hackaudit.sandbox.adapters.timing_store import MemoryTimingStore
 from hackaudit.sandbox.bootstrap import bootstrap
 from hackaudit.sandbox.domain import coverage_run
-from hackaudit.sandbox.domain.coverage_run import UnreadableReport, rcfile, read_report
+from hackaudit.sandbox.domain.coverage_run import UnreadableReport, rcfile, wanted
+from hackaudit.sandbox.domain.coverage_run import read_report as read_compact
+from hackaudit.sandbox.domain.programs import coverage_compact_program as program
 from hackaudit.sandbox.domain.protocol import decode_payload
 from hackaudit.sandbox.domain.run_spec import RunOptions, RunSpec, prepare_run
 from hackaudit.sandbox.domain.runners import command_for
@@ -35,6 +39,7 @@ from hackaudit.shared.contracts import (
     RunRequested,
     RunResult,
     RunStatus,
+    Suite,
     Task,
 )
 
@@ -63,6 +68,17 @@ def _task(**fields: Any) -> Task:
 
 def _report(files: dict[str, dict[str, Any]]) -> str:
     return json.dumps({"meta": {"version": "7.10.7", "show_contexts": True}, "files": files})
+
+
+def _compact(full: str, invocation: Coverage, sources: dict[str, bytes] | None = None) -> str:
+    """The compact report the in-container program makes of coverage.py's full one."""
+    found = sources or {}
+    return json.dumps(program.compact(json.loads(full), wanted(invocation), found.get))
+
+
+def read_report(full: str, invocation: Coverage) -> CoverageResult:
+    """coverage.py's full report as the run reads it: compacted in the container, then read."""
+    return read_compact(_compact(full, invocation), invocation)
 
 
 REPORT = _report(
@@ -201,10 +217,15 @@ def test_a_run_without_test_functions_is_not_per_test_and_an_unimported_file_is_
     assert not result.per_test and set(result.files) == {"m.py"}
 
 
-@pytest.mark.parametrize("text", ["", "{", '{"files": 3}', "[]", REPORT[: len(REPORT) // 2]])
-def test_a_report_cut_short_or_not_json_is_unreadable(text: str) -> None:
+COMPACT = _compact(REPORT, Coverage(files=("m.py",)))
+
+
+@pytest.mark.parametrize(
+    "text", ["", "{", '{"files": 3}', "[]", REPORT, COMPACT[: len(COMPACT) // 2]]
+)
+def test_a_report_cut_short_not_json_or_not_compacted_is_unreadable(text: str) -> None:
     with pytest.raises(UnreadableReport):
-        read_report(text, Coverage(files=("m.py",)))
+        read_compact(text, Coverage(files=("m.py",)))
 
 
 def test_the_result_round_trips_through_json() -> None:
@@ -235,7 +256,7 @@ def _request(invocation: Any) -> RunRequested:
 async def test_a_coverage_run_is_measured_and_never_graded() -> None:
     output = "PASSED tests/test_m.py::test_add\n"
     runner, backend = _runner(
-        lambda run: FakeOutcome(runner_output=output, coverage=REPORT), StaticCoverageKit(KIT)
+        lambda run: FakeOutcome(runner_output=output, coverage=COMPACT), StaticCoverageKit(KIT)
     )
     done = await handle_run_requested(_request(Coverage(files=("m.py",))), runner)
     result = done.result
@@ -284,3 +305,69 @@ def test_the_programs_sent_into_the_container_are_valid_python() -> None:
     compile(coverage_run.SITECUSTOMIZE_TEXT, "sitecustomize.py", "exec")
     compile(coverage_run.STARTER_TEXT, "hackaudit_coverage_start.py", "exec")
     compile(coverage_run.PTH_LINE, "hackaudit-coverage.pth", "exec")
+
+
+# --- compacted in the container ---------------------------------------------------------------
+
+
+def test_the_compact_report_names_each_test_and_each_set_of_tests_once() -> None:
+    lines = {str(n): [ADD, MUL] for n in range(20, 60)}
+    full = _report({"m.py": {"executed_lines": list(range(20, 60)), "contexts": lines}})
+    compact = json.loads(_compact(full, Coverage(files=("m.py",))))
+    assert compact["tests"] == [ADD, MUL] and compact["sets"] == [[0, 1]]
+    assert full.count(ADD) == 40 and json.dumps(compact).count(ADD) == 1
+
+
+def test_past_its_budget_of_tests_a_line_is_listed_as_cut_not_as_run_by_no_test(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(coverage_run, "MAX_REFS", 3)
+    result = read_report(REPORT, Coverage(files=("m.py",)))
+    assert set(result.files["m.py"].executed) == {1, 2, 5}
+    assert result.cut == {"m.py": (9,)}
+
+
+def test_sources_are_sent_when_asked_and_a_file_over_its_cap_is_left_out_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    report = _report(
+        {name: {"executed_lines": [1], "contexts": {"1": [ADD]}} for name in ("m.py", "big.py")}
+    )
+    monkeypatch.setattr(coverage_run, "SOURCE_CAP", 100)
+    texts = {"m.py": b"def add(a, b):\n    return a + b\n", "big.py": b"x = 1\n" * 50}
+    asked = Coverage(files=("m.py", "big.py"), with_source=True)
+    result = read_compact(_compact(report, asked, texts), asked)
+    assert result.sources == {"m.py": texts["m.py"].decode()}
+    plain = Coverage(files=("m.py", "big.py"))
+    assert read_compact(_compact(report, plain, texts), plain).sources == {}
+
+
+def test_the_report_script_compacts_the_full_report_with_the_runs_request(
+    tmp_path: Any,
+) -> None:
+    invocation = Coverage(files=("m.py",), lines={"m.py": (5, 9)})
+    source = coverage_run.compact_program(invocation)
+    full, compact = tmp_path / "full.json", tmp_path / "compact.json"
+    full.write_text(REPORT)
+    subprocess.run(
+        [sys.executable, "-", str(full), str(compact)], input=source, text=True, check=True
+    )
+    result = read_compact(compact.read_text(), invocation)
+    assert set(result.files["m.py"].executed) == {5, 9}
+    assert set(result.tests_of("m.py", 9)) == {ADD, MUL}
+    script = coverage_run.report_script(("cd /testbed",), invocation)
+    assert source.rstrip("\n") in script and "<<'HACKAUDIT_COMPACT'" in script
+
+
+def test_coverage_of_a_wider_suite_runs_the_suites_command_behind_coverage_set_up() -> None:
+    suite = Suite(dirs=("tests",))
+    measured = command_for(_task(), Coverage(files=("m.py",), suite=suite), TESTS, None)
+    plain = command_for(_task(), suite, TESTS, None)
+    assert measured.command == plain.command and "tests/test_m.py" in plain.command
+    assert "export COVERAGE_PROCESS_START=" in measured.shell()
+
+
+def test_a_suite_of_given_test_ids_runs_exactly_those() -> None:
+    ids = ("tests/test_x.py::T::test_a", "tests/test_y.py::test_b")
+    runner = command_for(_task(), Suite(dirs=("tests",), files=ids), TESTS, None)
+    assert runner.command.endswith("pytest -rA tests/test_x.py::T::test_a tests/test_y.py::test_b")

@@ -3,6 +3,8 @@ recall on hackable tasks, its false alarms on robust ones, and what each task co
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rich.table import Table
 
 from hackaudit.cli import evaluate, services, verdicts_eval
@@ -19,7 +21,7 @@ from hackaudit.cli.commands.options import (
 from hackaudit.cli.commands.terminal import console
 from hackaudit.cli.progress import AuditTracker
 from hackaudit.cli.report_model import caveats
-from hackaudit.shared.contracts import TaskScored
+from hackaudit.shared.contracts import AttackCompleted, TaskScored
 
 
 @expands(LabelledAudit)
@@ -65,9 +67,32 @@ def eval_attacker(
                 highlight=False,
                 markup=False,
             )
+    _print_spending(tracker.attacks.values())
     _print_accuracy(evaluate.accuracy(rows))
     print_confusion(verdicts_eval.rows_for(truth, _found(tracker)))
     run.write_report(tracker, audited)
+
+
+KINDS = ("grade", "probe", "suite", "coverage")
+
+
+def _print_spending(attacks: Iterable[AttackCompleted]) -> None:
+    """Each attack's sandbox-seconds by run kind, and the total: where the time goes."""
+    totals: dict[str, float] = {}
+    for attack in sorted(attacks, key=lambda a: a.instance_id):
+        spent = attack.spent.by_kind if attack.spent else {}
+        if not spent:
+            continue
+        for kind, seconds in spent.items():
+            totals[kind] = totals.get(kind, 0.0) + seconds
+        console.print(f"{attack.instance_id}: sandbox-s by run kind: {_kinds(spent)}")
+    if totals:
+        console.print(f"all tasks: sandbox-s by run kind: {_kinds(totals)}")
+
+
+def _kinds(spent: dict[str, float]) -> str:
+    order = [*KINDS, *sorted(set(spent) - set(KINDS))]
+    return ", ".join(f"{k} {spent.get(k, 0.0):.1f}" for k in order)
 
 
 def _print_accuracy(acc: evaluate.Accuracy) -> None:

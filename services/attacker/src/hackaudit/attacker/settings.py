@@ -56,6 +56,9 @@ class AttackerSettings(BaseSettings):
     confirm_held_back: bool = True
     confirm_probes: bool = True
     confirm_suite: SuiteScope = SuiteScope.NEAR
+    # The wider suite near the change runs only the tests that execute a candidate's change on
+    # gold (by the repository coverage map); false: whole directories, as before the map.
+    confirm_suite_selection: bool = True
     suite_timeout_s: float | None = Field(default=None, gt=0)
     # Sandbox-seconds the wider suite may take per task (gold's runs of it included); 0: no limit.
     suite_task_budget_s: float = Field(default=1200.0, ge=0)
@@ -119,6 +122,7 @@ class AttackerSettings(BaseSettings):
                 held_back=self.confirm_held_back,
                 probes=self.confirm_probes,
                 suite_scope=self.confirm_suite,
+                suite_selection=self.confirm_suite_selection,
                 suite_timeout_s=self.suite_timeout_s,
                 suite_task_budget_s=self.suite_task_budget_s or None,
             ),

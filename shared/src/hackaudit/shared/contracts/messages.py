@@ -146,12 +146,16 @@ class CandidateOutcome(BaseModel):
 
 
 class BudgetSpent(BaseModel):
-    """What an attack spent: candidates graded and the sandbox-seconds their runs took."""
+    """What an attack spent: candidates graded and the sandbox-seconds their runs took.
+    `by_kind`: the sandbox-seconds of every run the attack asked for (gold's and the
+    candidates', confirmation's included; the reference pool's apart), per run kind ("grade",
+    "probe", "suite", "coverage"); empty when not recorded."""
 
     model_config = ConfigDict(frozen=True)
 
     candidates: int = 0
     sandbox_seconds: float = 0.0
+    by_kind: dict[str, float] = Field(default_factory=dict)
 
 
 class ReferenceRole(StrEnum):
@@ -205,6 +209,22 @@ class HunkCoverage(BaseModel):
     executed: dict[int, tuple[str, ...]] = Field(default_factory=dict)
 
 
+class RepositoryCoverage(BaseModel):
+    """Which repository tests execute gold's changed lines: `tests` are the test files or
+    directories run, `executed` maps "path:N" (gold's new side) to the tests that ran it
+    (coverage.py's names, "" for code outside any test). `measured` is False (and `reason`
+    says why) when the run gave no map; `sandbox_seconds` is what the run took either way."""
+
+    model_config = ConfigDict(frozen=True)
+
+    measured: bool
+    reason: str = ""
+    tests: tuple[str, ...] = ()
+    executed: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    executed_lines: int = 0  # changed lines some repository test executes
+    sandbox_seconds: float = 0.0
+
+
 class GoldCoverage(BaseModel):
     """The coverage map of a task, measured once on gold: per hunk of gold's source changes,
     which graded tests execute which changed lines. Reported only, never a verdict's input.
@@ -218,6 +238,9 @@ class GoldCoverage(BaseModel):
     changed_lines: int = 0
     executed_lines: int = 0  # changed lines some graded test (or its set-up) executes
     sandbox_seconds: float = 0.0
+    # The repository's tests near the change (the test patch's directories, the test modules
+    # that import a changed module) run on gold over the same lines: None when not run.
+    repository: RepositoryCoverage | None = None
 
     @property
     def never_executed(self) -> tuple[HunkCoverage, ...]:
@@ -424,6 +447,9 @@ class Coverage(BaseModel):
     tests: tuple[str, ...] | None = None
     # Also return the text of each measured file as the run saw it (`CoverageResult.sources`).
     with_source: bool = False
+    # Run this wider suite (its command, as a `Suite` run builds it) instead of `tests`: the
+    # repository's tests near the change, measured.
+    suite: Suite | None = None
 
 
 # What a run request runs. A union that grows: a new kind is a new member with its own `kind`
@@ -482,6 +508,9 @@ class CoverageResult(BaseModel):
     coverage_version: str = ""
     # With `Coverage.with_source`: each measured file's text (repository path -> text).
     sources: dict[str, str] = Field(default_factory=dict)
+    # Executed lines whose tests were left out to keep the result small (path -> lines): the
+    # map says nothing of which tests run them.
+    cut: dict[str, tuple[int, ...]] = Field(default_factory=dict)
 
     def tests_of(self, path: str, line: int) -> tuple[str, ...]:
         """The tests that executed `line` of `path` ("" for code outside any test)."""

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hackaudit.attacker.domain.confirm import coverage_map
+from hackaudit.attacker.domain.confirm import coverage_map, probes
 from hackaudit.attacker.domain.generate import behaviour
 from hackaudit.attacker.domain.generate.strategies import beyond_gold
 from hackaudit.attacker.domain.generate.strategies.base import Category, Feedback, with_round
@@ -130,6 +130,8 @@ class RoundState(BaseModel):
     gold_duration_s: float | None = None  # unit cost of a candidate (budget in seconds)
     sandbox_seconds: float = 0.0  # taken by the graded candidates' runs
     suite_seconds: float = 0.0  # taken by the wider suite's runs, gold's included
+    # Every run's sandbox-seconds by run kind ("grade", "probe", "suite", "coverage").
+    seconds_by_kind: dict[str, float] = Field(default_factory=dict)
     to_first_exploit: BudgetSpent | None = None  # first task exploit (harness findings apart)
     exhausted: bool = False  # a round found no fresh candidate to plan
     equivalent_skipped: int = 0  # offline candidates equal to gold but for text
@@ -475,7 +477,9 @@ def completed(state: RoundState) -> AttackCompleted:
         rounds_run=state.rounds_run,
         budget=budget_text(state.options),
         spent=BudgetSpent(
-            candidates=len(state.outcomes), sandbox_seconds=round(state.sandbox_seconds, 3)
+            candidates=len(state.outcomes),
+            sandbox_seconds=round(state.sandbox_seconds, 3),
+            by_kind=state.seconds_by_kind,
         ),
         to_first_exploit=state.to_first_exploit,
         budget_note=budget_note(state),
@@ -486,5 +490,7 @@ def completed(state: RoundState) -> AttackCompleted:
             if state.reference is not None and state.reference.finished
             else None
         ),
-        gold_coverage=coverage_map.of_gold(state.task.gold_diff.applied(), state.gold_runs),
+        gold_coverage=coverage_map.of_gold(
+            state.task.gold_diff.applied(), state.gold_runs, probes.suite(state.task, "near")
+        ),
     )

@@ -37,6 +37,7 @@ from hackaudit.attacker.domain.ports import (
 )
 from hackaudit.attacker.service_layer.confirm import REQUESTED_BY, Confirmer
 from hackaudit.attacker.service_layer.reference import evaluate_pool
+from hackaudit.attacker.service_layer.spending import SpendingSandbox
 from hackaudit.shared.contracts import (
     AttackCompleted,
     AttackRequested,
@@ -86,7 +87,7 @@ class _Attack:
         offline: Sequence[OfflineStrategy],
     ) -> None:
         self.state = state
-        self.sandbox = sandbox
+        self.sandbox = SpendingSandbox(sandbox, state.seconds_by_kind)
         self.store = store
         self.config = config
         self.offline = offline
@@ -94,7 +95,7 @@ class _Attack:
         self.log = log.bind(instance_id=state.task.instance_id, correlation_id=state.correlation_id)
         self._pools: dict[Category, list[Candidate]] | None = None
         self.confirmer = Confirmer(
-            sandbox,
+            self.sandbox,
             config.confirmation,
             state.task,
             state.correlation_id,
@@ -176,7 +177,11 @@ class _Attack:
         if coverage_map.GOLD_RUN_KEY in self.state.gold_runs or self.state.finished:
             return
         await self.confirmer.gold_coverage()
-        self.save(self.state.model_copy(update={"gold_runs": dict(self.confirmer.gold_runs)}))
+        spent = {
+            "gold_runs": dict(self.confirmer.gold_runs),
+            "seconds_by_kind": dict(self.sandbox.spent),
+        }
+        self.save(self.state.model_copy(update=spent))
 
     async def measure_beyond_gold(self) -> None:
         """Gold's coverage run with the changed files' text, once, when the fresh candidates
@@ -217,6 +222,7 @@ class _Attack:
         spent = {
             "gold_runs": dict(self.confirmer.gold_runs),
             "suite_seconds": self.confirmer.suite_seconds,
+            "seconds_by_kind": dict(self.sandbox.spent),
         }
         state = self.state.model_copy(update=spent)
         self.save(orch.record(state, outcome, seconds))
@@ -279,6 +285,7 @@ class _Attack:
             differences=found if verdict is CandidateVerdict.EXPLOIT else (),
             tampering=kind is not None and kind.tampering,
             advice=kind.advice if kind is not None else "",
+            reach=self.confirmer.reach(candidate) if result.resolved else None,
         )
         return outcome, seconds
 

@@ -8,13 +8,20 @@ Each run says what it runs as a typed invocation (`Probe`, `Suite`); how it is r
 interpreter for probes whatever the task's runner, the task's runner and parser for the wider
 suite — is the sandbox's business. The wider suite runs within a budget sized from gold's graded
 run.
+
+The wider suite near the change runs only the tests that execute a candidate's change on gold
+(`selection`), by the repository coverage map: the same suite run once on gold with coverage
+(`repository_coverage`), when a candidate first reaches the wider suite; its statuses are gold's
+side of the comparison (gold's reruns of the tests a candidate breaks rule out flaky ones, as
+before). When the map cannot say, the whole suite runs as before; when no test executes the
+change, none runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hackaudit.attacker.domain.confirm import coverage_map, probes, reach, replay
+from hackaudit.attacker.domain.confirm import coverage_map, probes, reach, replay, selection
 from hackaudit.attacker.domain.confirm.confirmation import (
     Check,
     CheckResult,
@@ -38,7 +45,9 @@ from hackaudit.attacker.domain.confirm.confirmation import (
 from hackaudit.attacker.domain.ports import SandboxPort
 from hackaudit.shared.contracts import (
     Candidate,
+    CandidateReach,
     CandidateVerdict,
+    CoverageResult,
     Invocation,
     ProbeDifference,
     Provenance,
@@ -50,7 +59,7 @@ from hackaudit.shared.contracts import (
     Task,
     TestStatus,
 )
-from hackaudit.shared.runners import files_of_tests
+from hackaudit.shared.runners import files_of_tests, runner_of
 
 REQUESTED_BY = "attacker"
 # The candidate's probe runs twice: a difference from gold counts only when both runs show it, so
@@ -238,6 +247,60 @@ class Confirmer:
         )
         return await self._gold_run(key, request)
 
+    async def repository_coverage(self) -> CoverageResult | None:
+        """Gold's coverage run of the repository's tests near the change (the wider suite of the
+        test patch's directories) over gold's changed source files, whole and with their text:
+        run once per task (kept under its own key among gold's runs, its time counted in the
+        wider suite's), within gold's wider-suite cap. None when it could not measure (no source
+        change, no suite command, a run that did not complete). `tests_of(path, n)` says which
+        repository tests execute line n of gold's file at `path`."""
+        results = await self._repository_runs()
+        return coverage_map.measured_result(results)
+
+    async def _repository_runs(self) -> tuple[RunResult, ...]:
+        key = coverage_map.REPOSITORY_RUN_KEY
+        if key in self.gold_runs:
+            return self.gold_runs[key]
+        suite = probes.suite(self._task, "near")
+        run = (
+            None
+            if suite is None
+            else coverage_map.repository_invocation(self._task.gold_diff.applied(), suite)
+        )
+        if run is None:
+            return ()
+        request = self._request(
+            self._gold, RunPurpose.PROBE, run, timeout_s=gold_suite_budget(self._config)
+        )
+        results = await self._gold_run(key, request)
+        self.suite_seconds += sum(r.duration_s for r in results)
+        return results
+
+    def reach(self, candidate: Candidate) -> CandidateReach | None:
+        """What executes the candidate's change on gold, by the coverage maps measured so far
+        (the graded tests', and the repository's once run); None when none was measured or the
+        change cannot be placed on gold's lines."""
+        maps = [
+            found
+            for key in (coverage_map.GOLD_RUN_KEY, coverage_map.REPOSITORY_RUN_KEY)
+            if (found := coverage_map.measured_result(self.gold_runs.get(key, ()))) is not None
+        ]
+        lines = selection.gold_lines(self._task, candidate)
+        if not maps or lines is None:
+            return None
+        return selection.reach(lines, maps)
+
+    async def _selected(self, candidate: Candidate, suite: Suite) -> selection.Selection | None:
+        """The repository tests that execute the candidate's change on gold (None: the map
+        cannot say)."""
+        kind = runner_of(self._task)
+        results = await self._repository_runs()
+        measured = coverage_map.measured_result(results)
+        if kind is None or measured is None:
+            return None
+        reported = results[0].tests
+        return selection.select(self._task, candidate, measured, kind, reported, suite.dirs)
+
     async def graded_gold(self) -> tuple[RunResult, ...]:
         """Gold's graded runs (the task's own tests, repeated), run once per task."""
         return await self._graded_gold()
@@ -272,13 +335,36 @@ class Confirmer:
         if suite is None:
             note = f"no suite command for the task's log parser {self._task.log_parser!r}"
             return CheckResult(check=Check.SUITE, note=note)
+        key, what = f"suite-{scope.value}", ""
+        if scope is SuiteScope.NEAR and self._config.suite_selection:
+            chosen = await self._selected(candidate, suite)
+            if chosen is not None and not chosen.tests:
+                note = (
+                    "no repository test near the change executes the candidate's change on"
+                    " gold: the wider suite cannot tell it from gold, not run"
+                )
+                return CheckResult(check=Check.SUITE, note=note)
+            reference = None
+            if chosen is not None and chosen.run:
+                suite = Suite(dirs=suite.dirs, files=chosen.run)
+                key = f"{key}:selected:{selection.digest(chosen.run)}"
+                what = f" ({len(chosen.tests)} tests that execute its change on gold)"
+                measured = self.gold_runs[coverage_map.REPOSITORY_RUN_KEY][0]
+                reference = selection.gold_reference(measured, chosen)
+            if reference is not None and key not in self.gold_runs:
+                self.gold_runs[key] = (reference,)  # gold's side: the coverage run's statuses
+        found = await self._suite_check(candidate, suite, key)
+        return found.model_copy(update={"note": found.note + what}) if found.note else found
+
+    async def _suite_check(self, candidate: Candidate, suite: Suite, key: str) -> CheckResult:
         gold_budget = gold_suite_budget(self._config)
-        # Gold's first run times the suite and is the reference; flaky tests are ruled out
-        # afterwards, and only for the tests a candidate breaks (see `_stable`).
-        gold = await self._gold_suite(f"suite-{scope.value}", suite, 1, gold_budget)
+        # Gold's first run times the suite and is the reference (for a selection of tests, the
+        # repository coverage run already is); flaky tests are ruled out afterwards, and only
+        # for the tests a candidate breaks (see `_stable`).
+        gold = await self._gold_suite(key, suite, 1, gold_budget)
         problem = gold_suite_problem(gold, gold_budget)
-        if problem is None and f"suite-{scope.value}+" in self.gold_runs:
-            gold += self.gold_runs[f"suite-{scope.value}+"]
+        if problem is None and f"{key}+" in self.gold_runs:
+            gold += self.gold_runs[f"{key}+"]
             problem = gold_suite_problem(gold, gold_budget)
         if problem is not None:
             return CheckResult(check=Check.SUITE, note=f"{problem}: no evidence either way")
@@ -297,7 +383,7 @@ class Confirmer:
         found = compare_tests(Check.SUITE, gold, run.result)
         if found.evidence is None or len(gold) >= self._repeats:
             return found
-        return await self._stable(candidate, suite, gold, run.result)
+        return await self._stable(candidate, suite, gold, run.result, key)
 
     async def _stable(
         self,
@@ -305,6 +391,7 @@ class Confirmer:
         suite: Suite,
         gold: tuple[RunResult, ...],
         result: RunResult,
+        key: str,
     ) -> CheckResult:
         """The wider suite's evidence once gold has passed the tests the candidate breaks on all
         its repeats. Where the runner takes files, gold reruns just those tests' files, and the
@@ -319,9 +406,9 @@ class Confirmer:
         focused = None if files is None else probes.suite(self._task, scope, files)
         unreproduced: set[str] = set()
         if files is not None and focused is not None:
-            key = f"suite-{scope}:{','.join(sorted(files))}"
+            rerun = f"suite-{scope}:{','.join(sorted(files))}"
             # gold's reruns (unless done for an earlier candidate) and the candidate's
-            runs = 1 if key in self.gold_runs else more + 1
+            runs = 1 if rerun in self.gold_runs else more + 1
             share = rerun_timeout(self._config, gold, self.suite_seconds, runs=runs)
             if share is None:
                 note = (
@@ -331,7 +418,7 @@ class Confirmer:
                 )
                 return CheckResult(check=Check.SUITE, note=note)
             timeout = share
-            rechecks = await self._gold_suite(key, focused, more, timeout, attempt=1)
+            rechecks = await self._gold_suite(rerun, focused, more, timeout, attempt=1)
             what = f"gold's {more} reruns of {len(files)} test files"
         else:
             left = suite_over_budget(self._config, gold, self.suite_seconds, runs=more)
@@ -342,7 +429,7 @@ class Confirmer:
                 )
                 return CheckResult(check=Check.SUITE, note=note)
             rechecks = await self._gold_suite(
-                f"suite-{scope}+", suite, more, gold_suite_budget(self._config), attempt=1
+                f"{key}+", suite, more, gold_suite_budget(self._config), attempt=1
             )
             what = f"gold's {more} more runs of the suite"
         problem = gold_suite_problem(rechecks, timeout)

@@ -18,9 +18,14 @@ The rcfile measures only the files of interest (`include`), with `dynamic_contex
 test_function`: coverage.py names each line's context after the test function running it
 (`module.Class.test_x`), for pytest, unittest and sympy's `bin/test` alike. Each process writes
 its own data file (`parallel`) in the stage directory. After the tests (and after every process
-they left is killed), the wrapper runs `report_script`: `coverage combine`, then `coverage json
---show-contexts`, and sends the report base64-encoded after its nonce marker (`coverage`), never
-through the runner's output.
+they left is killed), the wrapper runs `report_script`: `coverage combine`, `coverage json
+--show-contexts`, then the compaction program (`programs.coverage_compact_program`, its text and
+the run's request are part of the script, read before the tests ran), which keeps only the
+files and lines asked for, names each test once and adds the files' text when asked
+(`Coverage.with_source`); the wrapper sends that compact report base64-encoded after its nonce
+marker (`coverage`), never through the runner's output. coverage.py's full report of a few
+hundred tests over a large module runs to megabytes; the compact one stays within the size of a
+message on the bus (`MAX_REFS`, `SOURCE_CAP`, `SOURCES_CAP`).
 
 The tests' own code runs in the measured processes and as the same user, so it could falsify its
 own measurements; a coverage run grades nothing, and its numbers are a map, not evidence.
@@ -30,6 +35,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from functools import cache
+from importlib import resources
 from typing import Any
 
 from hackaudit.sandbox.domain.protocol import REPOSITORY
@@ -42,6 +49,18 @@ REPORT_SCRIPT = "coverage-report.sh"
 LIBRARY = "coverage-lib"
 DATA = "coverage-data"
 REPORT = "coverage.json"
+FULL_REPORT = "coverage-full.json"
+COMPACT_FORMAT = "hackaudit-coverage-1"
+# A result travels in one bus message (NATS: 1 MB by default), with the run's other fields.
+# Executed lines' tests, counted per line as the reader expands them: past this many, the lines
+# are listed as cut (`CoverageResult.cut`), executed but with their tests left out.
+MAX_REFS = 80_000
+# Files' text (`with_source`) is wanted for the shape of the code around a changed line (which
+# function holds it): a file over SOURCE_CAP bytes — generated tables, vendored bundles — or
+# past SOURCES_CAP in all is left out whole rather than cut, and its lines are simply not widened.
+SOURCE_CAP = 256 * 1024
+SOURCES_CAP = 384 * 1024
+_PROGRAMS = "hackaudit.sandbox.domain.programs"
 USER_BASE = "coverage-user"
 PTH = "hackaudit-coverage.pth"
 ANY_PYTHON = "any"
@@ -139,18 +158,54 @@ def setup_lines() -> tuple[str, ...]:
     )
 
 
-def report_script(preamble: Iterable[str]) -> str:
+@cache
+def _compact_program() -> str:
+    return (
+        resources.files(_PROGRAMS)
+        .joinpath("coverage_compact_program.py")
+        .read_text(encoding="utf-8")
+    )
+
+
+def wanted(invocation: Coverage) -> dict[str, Any]:
+    """What the compaction program keeps of coverage.py's report for `invocation`."""
+    return {
+        "files": {
+            path: list(invocation.lines[path]) if path in invocation.lines else None
+            for path in invocation.files
+        },
+        "sources": invocation.with_source,
+        "source_cap": SOURCE_CAP,
+        "sources_cap": SOURCES_CAP,
+        "max_refs": MAX_REFS,
+    }
+
+
+def compact_program(invocation: Coverage) -> str:
+    """The compaction program with this run's request (`programs.coverage_compact_program`)."""
+    request = json.dumps(wanted(invocation), sort_keys=True)
+    call = "main(sys.argv[1], sys.argv[2])"
+    return f"{_compact_program()}\n\nWANTED = json.loads({request!r})\n{call}\n"
+
+
+def report_script(preamble: Iterable[str], invocation: Coverage) -> str:
     """The script the wrapper runs after the tests (after `preamble`: the environment and the
-    working directory of the test script): combine the processes' data, write the JSON report."""
+    working directory of the test script): combine the processes' data, write coverage.py's
+    JSON report, and compact it to what `invocation` asked for (the program is in the script:
+    the wrapper read it before the tests ran)."""
     stage = f'"${STAGE_VARIABLE}"'
     rc = f"--rcfile={stage}/{RCFILE}"
+    full = f"{stage}/{FULL_REPORT}"
     lines = [
         *preamble,
         "unset COVERAGE_PROCESS_START",
         f"export PYTHONPATH={stage}/{LIBRARY}",
         _PYTHON,
         f'"$hackaudit_py" -m coverage combine {rc} || exit 1',
-        f'"$hackaudit_py" -m coverage json {rc} --show-contexts -o {stage}/{REPORT} >/dev/null',
+        f'"$hackaudit_py" -m coverage json {rc} --show-contexts -o {full} >/dev/null || exit 1',
+        f"\"$hackaudit_py\" - {full} {stage}/{REPORT} <<'HACKAUDIT_COMPACT'",
+        compact_program(invocation).rstrip("\n"),
+        "HACKAUDIT_COMPACT",
     ]
     return "\n".join(lines) + "\n"
 
@@ -164,7 +219,7 @@ def stage_files(
         SITECUSTOMIZE: SITECUSTOMIZE_TEXT.encode(),
         f"{STARTER}.py": STARTER_TEXT.encode(),
         PTH: PTH_LINE.encode(),
-        REPORT_SCRIPT: report_script(preamble).encode(),
+        REPORT_SCRIPT: report_script(preamble, invocation).encode(),
         **kit,
     }
 
@@ -173,46 +228,39 @@ class UnreadableReport(ValueError):
     """coverage.py's JSON report is not what it writes (cut short, or not JSON)."""
 
 
-def _relative(path: str) -> str:
-    return path.removeprefix(f"{REPOSITORY}/").removeprefix("./")
-
-
 def read_report(text: str | bytes, invocation: Coverage) -> CoverageResult:
-    """The typed result of coverage.py's JSON report (`--show-contexts`), for the files and
-    lines of interest of `invocation`. Raises UnreadableReport."""
+    """The typed result of the compact report (`programs.coverage_compact_program`) for the
+    files of interest of `invocation`. Raises UnreadableReport."""
     try:
         report = json.loads(text)
-        measured: dict[str, Any] = {_relative(k): v for k, v in report["files"].items()}
-        version = str(report.get("meta", {}).get("version", ""))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        if report.get("format") != COMPACT_FORMAT:
+            raise ValueError(f"not a compact report ({str(report.get('format'))[:40]!r})")
+        tests = tuple(str(t) for t in report["tests"])
+        sets = [tuple(int(i) for i in s) for s in report["sets"]]
+        measured: dict[str, Any] = report["files"]
+        files = {path: _file(measured[path], sets) for path in invocation.files if path in measured}
+        cut = {
+            str(path): tuple(int(n) for n in lines)
+            for path, lines in (report.get("cut") or {}).items()
+        }
+        sources = {
+            str(path): str(text)
+            for path, text in (report.get("sources") or {}).items()
+            if path in files
+        }
+        return CoverageResult(
+            tests=tests,
+            files=files,
+            per_test=any(tests),
+            coverage_version=str(report.get("version", "")),
+            sources=sources,
+            cut=cut,
+        )
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
         raise UnreadableReport(f"coverage.py's report is unreadable: {exc}") from exc
-    names: dict[str, int] = {}
-    files: dict[str, FileCoverage] = {}
-    for path in invocation.files:
-        data = measured.get(_relative(path))
-        if data is not None:
-            files[path] = _file(data, invocation.lines.get(path), names)
-    ordered = sorted(names, key=names.__getitem__)
-    return CoverageResult(
-        tests=tuple(ordered),
-        files=files,
-        per_test=any(ordered),
-        coverage_version=version,
-    )
 
 
-def _file(
-    data: Mapping[str, Any], wanted: Iterable[int] | None, names: dict[str, int]
-) -> FileCoverage:
-    keep = set(wanted) if wanted is not None else None
-    contexts: Mapping[str, Iterable[str]] = data.get("contexts") or {}
-    executed: dict[int, tuple[int, ...]] = {}
-    for line in sorted(int(n) for n in data.get("executed_lines", ())):
-        if keep is not None and line not in keep:
-            continue
-        tests = sorted(set(contexts.get(str(line), ())))
-        executed[line] = tuple(names.setdefault(t, len(names)) for t in tests)
-    missing = tuple(
-        sorted(int(n) for n in data.get("missing_lines", ()) if keep is None or int(n) in keep)
-    )
-    return FileCoverage(executed=executed, missing=missing)
+def _file(data: Mapping[str, Any], sets: list[tuple[int, ...]]) -> FileCoverage:
+    executed = {int(n): sets[int(i)] for n, i in data["executed"].items()}
+    missing = tuple(sorted(int(n) for n in data.get("missing", ())))
+    return FileCoverage(executed=dict(sorted(executed.items())), missing=missing)

@@ -25,7 +25,8 @@ the command, as the harness's own evaluation script does.
 A probe or a capture (`Probe`, `Capture`) runs its added module alone (`added_modules`), the
 wider suite (`Suite`) the task's runner on directories or files (`wider_suite`). A coverage run
 (`Coverage`) runs the graded command, on given tests (files converted as above, ids as they are)
-or the graded ones, behind the lines that start coverage.py (`coverage_run`).
+or the graded ones, or a wider suite's command, behind the lines that start coverage.py
+(`coverage_run`).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ DEFAULT_COMMANDS: dict[RunnerKind, str] = {
     RunnerKind.DJANGO: wider_suite.DJANGO_COMMAND,
     RunnerKind.SYMPY: "bin/test -C --verbose",
 }
+_PLACEHOLDER = re.compile(r"\s*'?\{tests\}'?")
 _PYTEST_WORD = re.compile(r"(^|[\s/])(py\.test|pytest)(\s|$)")
 _REPORT_FLAG = re.compile(r"(^|\s)-r\S*")
 
@@ -185,13 +187,22 @@ def _suite(
             directives=(),
             exports=_exports(task),
         )
-    return _assembled(task, kind, kind.value, built.command, test_patch, junit_path)
+    # Test files or ids to run are exactly those: the test patch's files are added only to
+    # directories (a run of selected tests must not grow by the graded files).
+    if invocation.files is None:
+        return _assembled(task, kind, kind.value, built.command, test_patch, junit_path)
+    command = _PLACEHOLDER.sub("", built.command)
+    return _assembled(task, kind, kind.value, command, test_patch, junit_path, selected=())
 
 
 def _coverage(task: Task, invocation: Coverage, test_patch: str) -> RunnerInvocation:
     """The graded command (without a JUnit report) on the invocation's tests, else on the
-    graded ones, with coverage.py started in front of it (`coverage_run`)."""
+    graded ones — or the wider suite's command when it names one — with coverage.py started in
+    front of it (`coverage_run`)."""
     kind = runner_kind(task)
+    if invocation.suite is not None:
+        suite = _suite(task, invocation.suite, test_patch, None)
+        return dataclasses.replace(suite, prelude=coverage_run.setup_lines())
     selected = None
     if invocation.tests is not None:
         selected = tuple(

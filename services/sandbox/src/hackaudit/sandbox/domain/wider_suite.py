@@ -6,8 +6,9 @@ touches (`Suite.dirs`; none: the whole repository), or narrowed to some test fil
 the files that hold the tests a candidate broke: `Suite.files`, for runners that take paths):
 
 - pytest: the task's command (or `pytest -rA`) with its test selection (paths, node ids, `-k`,
-  `-m`, anything after `&&`) dropped, `-rA` kept, and the directories or files as paths; the
-  sandbox then adds the test patch's files and the JUnit report as for a graded run. A wrapper
+  `-m`, anything after `&&`) dropped, `-rA` kept, and the directories or files (or node ids,
+  `tests/test_x.py::T::test_a`) as paths; the sandbox then adds the JUnit report, and to
+  directories the test patch's files, as for a graded run. A wrapper
   that hands what follows `--` to pytest (`tox --current-env -e py39 --`) gets the paths there;
 - sympy: `bin/test` (the task's command or the SWE-bench one) on the paths;
 - unittest: discovery from the one test directory (else the repository's root);

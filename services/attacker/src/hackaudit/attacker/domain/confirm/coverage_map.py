@@ -4,6 +4,12 @@ Measured once per task on gold (a `Coverage` run of the graded tests), it says h
 fix the tests reach: a changed line no graded test executes is one any candidate may leave out.
 Only the changed lines coverage.py counts as statements are counted. Only reported; no verdict
 reads it.
+
+The repository's side (`repository_invocation`): the wider suite near the change (the test
+patch's directories, as the wider-suite check runs them) run once on gold with coverage of
+gold's changed source files, whole, with their text — which repository test executes which
+line, for test selection (`selection`) and for what reaches a candidate's change. It is run
+when a check first needs it, and reported with its cost (`GoldCoverage.repository`).
 """
 
 from __future__ import annotations
@@ -17,12 +23,16 @@ from hackaudit.shared.contracts import (
     CoverageResult,
     GoldCoverage,
     HunkCoverage,
+    RepositoryCoverage,
     RunResult,
     RunStatus,
+    Suite,
 )
 
 # Where gold's coverage run is kept among gold's runs (`RoundState.gold_runs`).
 GOLD_RUN_KEY = "coverage"
+# Where gold's coverage run of the repository's tests near the change is kept.
+REPOSITORY_RUN_KEY = "repository-coverage"
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,56 @@ def invocation(hunks: Sequence[ChangedHunk]) -> Coverage | None:
         return None
     return Coverage(
         files=tuple(lines), lines={path: tuple(sorted(set(n))) for path, n in lines.items()}
+    )
+
+
+def repository_invocation(gold: Patch, suite: Suite) -> Coverage | None:
+    """The coverage run of `suite` over gold's changed source files, whole and with their text
+    (None: gold changes no source file)."""
+    files = sorted(
+        {
+            f.new_path
+            for f in gold.files
+            if f.new_path is not None and not f.binary and not is_test_path(f.new_path)
+        }
+    )
+    if not files:
+        return None
+    return Coverage(files=tuple(files), with_source=True, suite=suite)
+
+
+def measured_result(results: Sequence[RunResult]) -> CoverageResult | None:
+    """The measurements of a coverage run (None: it did not complete or reported nothing)."""
+    if not results or results[0].status is not RunStatus.COMPLETED:
+        return None
+    return results[0].coverage
+
+
+def repository_map(
+    hunks: Sequence[ChangedHunk], suite: Suite | None, results: Sequence[RunResult]
+) -> RepositoryCoverage | None:
+    """What the repository run says of gold's changed lines (None: never run)."""
+    if not results:
+        return None
+    seconds = round(sum(r.duration_s for r in results), 3)
+    dirs = suite.dirs if suite is not None else ()
+    measured = measured_result(results)
+    if measured is None:
+        result = results[0]
+        why = f"coverage run {result.status.value}: {result.reason or 'no coverage result'}"
+        return RepositoryCoverage(measured=False, reason=why, tests=dirs, sandbox_seconds=seconds)
+    executed = {
+        f"{h.path}:{n}": tests
+        for h in hunks
+        for n in _statements(h, measured)
+        if (tests := measured.tests_of(h.path, n))
+    }
+    return RepositoryCoverage(
+        measured=True,
+        tests=dirs,
+        executed=executed,
+        executed_lines=len(executed),
+        sandbox_seconds=seconds,
     )
 
 
@@ -109,6 +169,12 @@ def _statements(hunk: ChangedHunk, measured: CoverageResult) -> tuple[int, ...]:
     return tuple(n for n in hunk.lines if n in statements)
 
 
-def of_gold(gold: Patch, gold_runs: Mapping[str, Sequence[RunResult]]) -> GoldCoverage:
-    """The map from gold's patch and gold's kept runs."""
-    return coverage_map(changed_hunks(gold), gold_runs.get(GOLD_RUN_KEY, ()))
+def of_gold(
+    gold: Patch, gold_runs: Mapping[str, Sequence[RunResult]], suite: Suite | None = None
+) -> GoldCoverage:
+    """The map from gold's patch and gold's kept runs (`suite`: the one the repository run
+    measured)."""
+    hunks = changed_hunks(gold)
+    found = coverage_map(hunks, gold_runs.get(GOLD_RUN_KEY, ()))
+    repository = repository_map(hunks, suite, gold_runs.get(REPOSITORY_RUN_KEY, ()))
+    return found.model_copy(update={"repository": repository}) if repository else found

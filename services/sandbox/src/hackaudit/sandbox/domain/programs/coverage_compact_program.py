@@ -1,0 +1,138 @@
+"""Cuts coverage.py's JSON report down to what a coverage run asked for, inside the container.
+
+coverage.py's `json --show-contexts` report lists, for every executed line of every measured
+file, the name of every test function that ran it: a run of a few hundred tests over a large
+module writes megabytes (more than the run's report cap), although the run asked about a few
+files and lines. This program reads that report where it was written and prints a compact one:
+
+- only the files asked for (`WANTED["files"]`, repository paths) and, where lines are given,
+  only those lines;
+- each test name once (`tests`), each distinct set of tests once (`sets`, indexes into
+  `tests`), and each executed line as the index of its set — lines of one block share a set;
+- with `WANTED["sources"]`, the text of each measured file (`sources`), a file over
+  `WANTED["source_cap"]` bytes, or past the total of `WANTED["sources_cap"]`, left out whole
+  (a cut text would misplace every function after the cut);
+- when the lines' tests would add up to more than `WANTED["max_refs"]` (counted per line, as
+  the reader expands them), the lines past that budget are listed in `cut` instead, without
+  their tests, so that the reader knows the map is incomplete rather than reading those lines
+  as run by no test.
+
+It is the text of a script run by the report script (`coverage_run.report_script`), followed by
+the run's `WANTED` and the call `main(full_report, compact_report)`. It runs under the image's
+own interpreter, so it is written for any Python 3 from 3.6: no f-strings, no variable
+annotations, nothing but the standard library.
+"""
+
+import json
+import os
+import sys
+
+TYPE_CHECKING = False  # a name mypy reads as true; `typing.TYPE_CHECKING` is newer than 3.5.0
+if TYPE_CHECKING:
+    from typing import Any  # noqa: F401 (named in type comments)
+
+FORMAT = "hackaudit-coverage-1"
+REPOSITORY = "/testbed"
+
+# This run's request: the script assigns it after this text.
+WANTED = {}  # type: dict[str, Any]
+
+
+def _relative(path):
+    # type: (str) -> str
+    prefix = REPOSITORY + "/"
+    if path.startswith(prefix):
+        path = path[len(prefix) :]
+    if path.startswith("./"):
+        path = path[2:]
+    return path
+
+
+def compact(report, wanted, read_source=None):
+    # type: (dict[str, Any], dict[str, Any], Any) -> dict[str, Any]
+    """The compact report of coverage.py's `report` for `wanted` (see the module docstring);
+    `read_source(path)` gives a file's bytes (None: unreadable)."""
+    measured = {}
+    for name, data in (report.get("files") or {}).items():
+        measured[_relative(name)] = data
+    names = {}  # type: dict[str, int]
+    sets = {}  # type: dict[tuple[int, ...], int]
+    refs = 0
+    budget = int(wanted.get("max_refs") or 0)
+    files = {}
+    cut = {}
+    for path, lines in sorted(wanted["files"].items()):
+        data = measured.get(_relative(path))
+        if data is None:
+            continue
+        keep = None if lines is None else set(lines)
+        contexts = data.get("contexts") or {}
+        executed = {}
+        dropped = []
+        for line in sorted(int(n) for n in data.get("executed_lines") or ()):
+            if keep is not None and line not in keep:
+                continue
+            ran = sorted(set(contexts.get(str(line), ())))
+            tests = tuple(sorted(names.setdefault(t, len(names)) for t in ran))
+            if budget and refs + len(tests) > budget:
+                dropped.append(line)
+                continue
+            refs += len(tests)
+            executed[str(line)] = sets.setdefault(tests, len(sets))
+        missing = [
+            int(n) for n in data.get("missing_lines") or () if keep is None or int(n) in keep
+        ]
+        files[path] = {"executed": executed, "missing": sorted(missing)}
+        if dropped:
+            cut[path] = dropped
+    ordered = sorted(names, key=names.__getitem__)
+    result = {
+        "format": FORMAT,
+        "version": str((report.get("meta") or {}).get("version", "")),
+        "tests": ordered,
+        "sets": [list(s) for s in sorted(sets, key=sets.__getitem__)],
+        "files": files,
+        "cut": cut,
+        "sources": {},
+    }
+    if wanted.get("sources") and read_source is not None:
+        result["sources"] = _sources(sorted(files), wanted, read_source)
+    return result
+
+
+def _sources(paths, wanted, read_source):
+    # type: (list[str], dict[str, Any], Any) -> dict[str, str]
+    found = {}
+    total = 0
+    for path in paths:
+        data = read_source(path)
+        if data is None or len(data) > int(wanted.get("source_cap") or 0):
+            continue
+        if total + len(data) > int(wanted.get("sources_cap") or 0):
+            continue
+        try:
+            found[path] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        total += len(data)
+    return found
+
+
+def _read(path):
+    # type: (str) -> Any
+    full = os.path.join(REPOSITORY, path)
+    try:
+        with open(full, "rb") as handle:
+            return handle.read()
+    except (OSError, IOError):
+        return None
+
+
+def main(source, target):
+    # type: (str, str) -> None
+    with open(source, "r") as handle:
+        report = json.load(handle)
+    result = compact(report, WANTED, _read)
+    with open(target, "w") as handle:
+        json.dump(result, handle, separators=(",", ":"))
+    sys.stdout.write("compact coverage report: %d file(s)\n" % len(result["files"]))
