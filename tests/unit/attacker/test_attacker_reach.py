@@ -286,3 +286,17 @@ def test_a_repository_test_that_ends_its_process_costs_only_the_reach_values(
     result = run_probe(tmp_path, files, reach.source(plan, total_s=20.0))
     assert reach.outputs(result) == {}
     assert result.status is RunStatus.COMPLETED and result.tests
+
+
+def test_a_candidate_counts_the_agreed_gold_calls_that_execute_its_lines(task: Task) -> None:
+    plan = reach.plan(task, _coverage())
+    assert plan is not None
+    hit = "test_reach_s0kaaaaaaaaaa_111111111111_h0 =>> show(Fraction(1, 3), digits=2) =>> r <<="
+    miss = "test_reach_s0kbbbbbbbbbb_222222222222_n =>> show('a', digits=2) =>> r <<="
+    gold = [_named(hit, miss), _named(hit, miss)]
+    target = plan.targets[0]
+    assert reach.reaching(plan, gold, [f"{target.path}:{target.lines[0]}"]) == 1
+    assert reach.reaching(plan, gold, [f"{target.path}:{FLOAT_LINES[0]}"]) == 0
+    assert (
+        reach.reaching(plan, [_named(hit), _named(miss)], [f"{target.path}:{target.lines[0]}"]) == 0
+    )

@@ -238,3 +238,9 @@ def test_golds_side_of_a_selection_is_the_coverage_runs_statuses_of_those_tests(
     assert found is not None and set(found.tests) == {"test_neg"}
     timed_out = measured.model_copy(update={"status": RunStatus.TIMEOUT})
     assert selection.gold_reference(timed_out, chosen) is None
+
+
+def test_the_reaching_tests_are_those_that_execute_a_line_leaving_out_set_up() -> None:
+    assert selection.reaching_tests({"pkg/ops.py": frozenset({1, 2, 3})}, _map()) == (ADD_T,)
+    assert selection.reaching_tests({"pkg/ops.py": frozenset({6, 7})}, _map()) == (MUL_T,)
+    assert selection.reaching_tests({"pkg/ops.py": frozenset({11})}, _map()) == ()

@@ -225,8 +225,19 @@ class Confirmer:
             return None
         coverage = coverage_map.of_gold(self._task.gold_diff.applied(), self.gold_runs)
         measured = self.gold_runs[coverage_map.GOLD_RUN_KEY]
-        sources = measured[0].coverage.sources if measured and measured[0].coverage else {}
-        return reach.plan(self._task, coverage, self.reaching_tests, sources)
+        sources = dict(measured[0].coverage.sources) if measured and measured[0].coverage else {}
+        repository = coverage_map.measured_result(
+            self.gold_runs.get(coverage_map.REPOSITORY_RUN_KEY, ())
+        )
+        reaching = self.reaching_tests
+        if repository is not None:
+            sources.update(repository.sources)
+            unreached = {
+                h.path: frozenset(n for n in h.lines if n not in h.executed) for h in coverage.hunks
+            }
+            found = selection.reaching_tests(selection.widen(unreached, sources), repository)
+            reaching = reaching or found
+        return reach.plan(self._task, coverage, reaching, sources)
 
     async def gold_coverage(self) -> None:
         """Gold's coverage run of the graded tests over the lines gold changes, run once per
@@ -288,7 +299,13 @@ class Confirmer:
         lines = selection.gold_lines(self._task, candidate)
         if not maps or lines is None:
             return None
-        return selection.reach(lines, maps)
+        measured = selection.reach(lines, maps)
+        aimed = self.reach_plan()
+        gold = self.gold_runs.get("probes", ())
+        if aimed is None or not gold:
+            return measured
+        probed = reach.reaching(aimed, gold, measured.lines)
+        return measured.model_copy(update={"probes": probed})
 
     async def _selected(self, candidate: Candidate, suite: Suite) -> selection.Selection | None:
         """The repository tests that execute the candidate's change on gold (None: the map

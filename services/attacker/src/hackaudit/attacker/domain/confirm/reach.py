@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from hackaudit.attacker.domain.confirm.probe_source import program_text
@@ -247,6 +247,21 @@ def _test_of(plan: ReachPlan, key: str) -> str:
     its names (the call's function, the types its values print as) are that module's."""
     index = int(key[1:].split("k", 1)[0])
     return f"{plan.shapes[index].path}::" if index < len(plan.shapes) else ""
+
+
+def reaching(plan: ReachPlan, gold: Sequence[RunResult], lines: Collection[str]) -> int:
+    """How many of gold's agreed reaching calls execute one of `lines` ("path:N", gold's new
+    side): the probes that checked a candidate whose change sits on those lines."""
+    count = 0
+    for output in reference(gold).values():
+        reached = {
+            f"{plan.targets[i].path}:{n}"
+            for i in output.reached
+            if i < len(plan.targets)
+            for n in plan.targets[i].lines
+        }
+        count += bool(reached & set(lines))
+    return count
 
 
 def described(plan: ReachPlan, gold: dict[str, Output]) -> str:

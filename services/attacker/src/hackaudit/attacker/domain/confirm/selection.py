@@ -354,6 +354,16 @@ def reach(lines: GoldLines, maps: Sequence[CoverageResult]) -> CandidateReach:
     )
 
 
+def reaching_tests(lines: GoldLines, measured: CoverageResult) -> tuple[str, ...]:
+    """The tests of `measured` that execute any of `lines` on gold (set-up code left out)."""
+    tests: dict[str, None] = {}
+    for path, numbers in lines.items():
+        for n in sorted(numbers):
+            tests.update(dict.fromkeys(measured.tests_of(path, n)))
+    tests.pop("", None)
+    return tuple(tests)
+
+
 def _statements(lines: GoldLines, maps: Sequence[CoverageResult]) -> GoldLines:
     found: GoldLines = {}
     for path, numbers in lines.items():
