@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,12 +26,15 @@ POLL_S = 0.2
 
 @dataclass(frozen=True)
 class FairnessRow:
-    """One fast task's time to its verdict alone and in the mixed batch (None: no verdict
-    within the limit)."""
+    """One fast task's time to its verdict alone, in the mixed batch, and in a batch of the fast
+    tasks only (None: no verdict within the limit, or not measured)."""
 
     instance_id: str
     alone_s: float | None
     batch_s: float | None
+    # In a batch of the fast tasks only (measured on request): their own contention, apart from
+    # the slow task's.
+    fast_only_s: float | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -93,9 +97,16 @@ async def measure(
     options: AuditOptions,
     builders: dict[str, services.Builder],
     limit_s: float,
+    *,
+    fast_batch: bool = False,
+    say: Callable[[str], None] = lambda line: None,
 ) -> FairnessFigures:
-    """Each fast task alone, then the mixed batch (fast and slow tasks published together)."""
+    """Each fast task alone, with `fast_batch` the fast tasks together without the slow ones,
+    then the mixed batch (fast and slow tasks published together); `say` hears each phase's
+    result as it is measured."""
     alone: dict[str, float] = {}
+    together: dict[str, float] = {}
+    fast_ids = {t.instance_id for t in fast}
     with tempfile.TemporaryDirectory(prefix="hackaudit-fairness-") as scratch:
         root = Path(scratch)
         for n, task in enumerate(fast):
@@ -103,10 +114,27 @@ async def measure(
                 [task], {task.instance_id}, options, builders, root / f"alone-{n}", limit_s
             )
             alone.update(times)
-        fast_ids = {t.instance_id for t in fast}
+            say(f"alone: {task.instance_id} {_when(times.get(task.instance_id))}")
+        if fast_batch:
+            together, _ = await verdict_times(
+                fast, fast_ids, options, builders, root / "fast", limit_s
+            )
+            say("fast tasks together: " + _whens(fast, together))
         batch, wall = await verdict_times(
             [*slow, *fast], fast_ids, options, builders, root / "batch", limit_s
         )
-    rows = [FairnessRow(t.instance_id, alone.get(t.instance_id), batch.get(t.instance_id))
-            for t in fast]  # fmt: skip
+        say("mixed batch: " + _whens(fast, batch))
+    rows = [
+        FairnessRow(t.instance_id, alone.get(t.instance_id), batch.get(t.instance_id),
+                    together.get(t.instance_id))
+        for t in fast
+    ]  # fmt: skip
     return FairnessFigures(rows, wall, {t.instance_id: batch.get(t.instance_id) for t in slow})
+
+
+def _when(seconds: float | None) -> str:
+    return "no verdict" if seconds is None else f"verdict at {seconds:.1f}s"
+
+
+def _whens(tasks: list[Task], times: dict[str, float]) -> str:
+    return ", ".join(f"{t.instance_id} {_when(times.get(t.instance_id))}" for t in tasks)

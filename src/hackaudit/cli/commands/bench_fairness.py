@@ -51,6 +51,13 @@ def bench_fairness(
         float, typer.Option(help="Give up on an audit after this many seconds.")
     ] = 1800.0,
     target: Annotated[float, typer.Option(help="Largest batch ÷ alone ratio allowed.")] = TARGET,
+    fast_batch: Annotated[
+        bool,
+        typer.Option(
+            help="Also audit the fast tasks together without the slow one(s): what they cost "
+            "each other, apart from what the slow task costs them."
+        ),
+    ] = False,
 ) -> None:
     """Audit each fast task alone, then all of them with the slow task(s) in one batch; print
     per fast task its time to a verdict alone and in the batch, their ratio, and whether it is
@@ -77,6 +84,8 @@ def bench_fairness(
             options,
             builders,
             limit,
+            fast_batch=fast_batch,
+            say=lambda line: err.print(line, highlight=False, markup=False),
         )
     )
     print_figures(figures, target)
@@ -94,13 +103,16 @@ def _seconds(value: float | None) -> str:
 
 def print_figures(figures: FairnessFigures, target: float) -> None:
     table = Table(title="time to verdict: each fast task alone and in the mixed batch")
-    for column in ("task", "alone", "in batch", "ratio", f"≤ {target:g}×"):
+    fast_only = any(row.fast_only_s is not None for row in figures.rows)
+    columns = ["task", "alone", *(["fast only"] if fast_only else []), "in batch", "ratio"]
+    for column in (*columns, f"≤ {target:g}×"):
         table.add_column(column, justify="right")
     for row in figures.rows:
         ratio = row.ratio
         table.add_row(
             row.instance_id,
             _seconds(row.alone_s),
+            *([_seconds(row.fast_only_s)] if fast_only else []),
             _seconds(row.batch_s),
             "–" if ratio is None else f"{ratio:.2f}×",
             "yes" if row.within(target) else "NO",
