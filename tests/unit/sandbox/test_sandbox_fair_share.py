@@ -87,6 +87,23 @@ def test_a_long_run_takes_a_slot_when_one_is_left_for_short_runs() -> None:
     assert policy.pick(only_slow, running, seen(slow=45.0, fast=0.5), NOW) == only_slow[0]
 
 
+def test_as_many_short_tasks_as_slots_keep_every_slot_from_long_runs() -> None:
+    policy = FairShare(slots=2, patience_s=120.0)
+    waiting = [Waiting(0, "slow", "grade", since=NOW - 30)]
+    durations = seen(slow=45.0, fast=0.5, quick=0.8)
+    assert policy.pick(waiting, [], durations, NOW) is None
+
+
+def test_a_long_run_that_waited_its_patience_takes_all_but_one_slot() -> None:
+    policy = FairShare(slots=2, patience_s=120.0)
+    waiting = [Waiting(0, "slow", "grade", since=NOW - 121)]
+    durations = seen(slow=45.0, fast=0.5, quick=0.8)
+    assert policy.pick(waiting, [], durations, NOW) == waiting[0]
+    running = [Running("slow", "grade", NOW - 60)]
+    again = [Waiting(1, "slow", "grade", since=NOW - 121)]
+    assert policy.pick(again, running, durations, NOW) is None  # one slot stays short runs'
+
+
 def test_long_runs_use_every_slot_once_the_short_task_went_quiet() -> None:
     policy = FairShare(slots=2, active_window_s=60.0)
     running = [Running("slow", "grade", NOW - 45)]

@@ -53,7 +53,7 @@ class RunSlots:
         """Wait for a slot for one run of `task`, hold it for the body, then free it."""
         ticket = next(self._tickets)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiting[ticket] = (Waiting(ticket, task, kind), future)
+        self._waiting[ticket] = (Waiting(ticket, task, kind, self._clock()), future)
         self._dispatch()
         try:
             await future

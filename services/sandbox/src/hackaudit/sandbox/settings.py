@@ -84,11 +84,13 @@ class SandboxSettings(BaseSettings):
     # Scheduling of runs across tasks (see `Scheduling`); with `fair`, run requests held beyond
     # the slots so the policy has several tasks' runs to choose from, and its thresholds: a run is
     # long when expected to take more than `long_run_factor` x the quickest active task's runs
-    # and more than `long_run_floor_s`.
+    # and more than `long_run_floor_s`; long runs leave a slot per active short task, all but
+    # one once they waited `long_run_patience_s`.
     scheduling: Scheduling = Scheduling.FAIR
     waiting_requests: int = Field(default=6, ge=0)
     long_run_factor: float = Field(default=5.0, gt=1)
     long_run_floor_s: float = Field(default=10.0, ge=0)
+    long_run_patience_s: float = Field(default=120.0, ge=0)
     stale_container_s: float = Field(default=6 * 3600.0, gt=0)
 
     # Task images: build a task's image before its first run when it has an `environment` or no
@@ -126,6 +128,7 @@ class SandboxSettings(BaseSettings):
             slots=self.max_concurrent_runs,
             long_factor=self.long_run_factor,
             long_floor_s=self.long_run_floor_s,
+            patience_s=self.long_run_patience_s,
         )
 
     def timeout_policy(self) -> TimeoutPolicy:

@@ -9,11 +9,14 @@ each wait minutes behind it. `FairShare.pick` chooses instead:
    progress come first: every task with work waiting gets a slot before any task gets a second;
 2. **shortest expected run first** among those (a run whose duration nothing predicts yet
    counts as short, so a new task's first runs start early and show how long it takes);
-3. **a slot kept for short runs**: while some task of short runs is active (a run waiting,
-   running or finished within `active_window_s`), runs that are *long* — expected to take more
-   than `long_factor` times that task's runs, and more than `long_floor_s` — hold at most
-   `slots - 1` slots. A short run that arrives while long ones run finds a free slot instead of
-   waiting minutes; a batch of tasks alike in speed uses every slot;
+3. **slots kept for short runs**: a run is *long* when expected to take more than
+   `long_factor` times the runs of the quickest active task (one with a run waiting, running or
+   finished within `active_window_s`) and more than `long_floor_s`; a task is short when its
+   runs are not long. Long runs leave one slot free per active short task — all of them while
+   as many short tasks as slots are active, so those tasks go at the speed they would alone —
+   and once a long run has waited `patience_s`, all but one. A short run that arrives while long
+   ones run finds a free slot instead of waiting minutes; a batch of tasks alike in speed uses
+   every slot, and a long run waits at most `patience_s` while short tasks keep every slot busy;
 4. arrival order breaks ties.
 
 A run that has started is never interrupted. A task's expected run time is the moving average of
@@ -36,11 +39,13 @@ REMEMBERED_TASKS = 4096
 
 @dataclass(frozen=True)
 class Waiting:
-    """A run waiting for a slot: its arrival order, its task, its invocation kind."""
+    """A run waiting for a slot: its arrival order, its task, its invocation kind, and since
+    when it waits (clock seconds)."""
 
     ticket: int
     task: str
     kind: str
+    since: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,7 @@ class FairShare:
     long_factor: float = 5.0
     long_floor_s: float = 10.0
     active_window_s: float = 60.0
+    patience_s: float = 120.0
 
     def pick(
         self,
@@ -143,23 +149,29 @@ class _View:
         values = [v for v in (known, *going) if v is not None]
         return max(values) if values else None
 
-    def shortest_active(self) -> float | None:
-        """The typical run of the quickest task active now, None when none has a known one."""
+    def active(self) -> set[str]:
+        """Tasks with a run waiting or running, or that finished one within the window."""
         since = self.now - self.policy.active_window_s
-        active = self.tasks | set(self.seen.active_since(since))
-        known = [e for task in active if (e := self.expected(task)) is not None]
-        return min(known) if known else None
+        return self.tasks | set(self.seen.active_since(since))
+
+    def long_above(self) -> float | None:
+        """The expected duration beyond which a run is long (None: nothing is known)."""
+        known = [e for task in self.active() if (e := self.expected(task)) is not None]
+        if not known:
+            return None
+        return max(self.policy.long_floor_s, self.policy.long_factor * min(known))
 
     def is_long(self, task: str, kind: str | None = None) -> bool:
-        expected = self.expected(task, kind)
-        shortest = self.shortest_active()
-        if expected is None or shortest is None:
-            return False
-        return expected > max(self.policy.long_floor_s, self.policy.long_factor * shortest)
+        expected, threshold = self.expected(task, kind), self.long_above()
+        return expected is not None and threshold is not None and expected > threshold
 
     def may_start(self, run: Waiting) -> bool:
-        """A long run may not take the last slot that short runs could use."""
+        """A long run leaves a slot free for each active short task (all but one once it has
+        waited `patience_s`)."""
         if self.policy.slots < 2 or not self.is_long(run.task, run.kind):
             return True
+        short_tasks = sum(1 for task in self.active() if not self.is_long(task))
+        patient = self.now - run.since >= self.policy.patience_s
+        keep = min(short_tasks, self.policy.slots - 1 if patient else self.policy.slots)
         long_running = sum(1 for r in self.running if self.is_long(r.task, r.kind))
-        return long_running + 1 <= self.policy.slots - 1
+        return long_running + 1 <= self.policy.slots - keep
