@@ -7,8 +7,11 @@ import asyncio
 
 import pytest
 
+from hackaudit.sandbox.adapters.fake_backend import FakeBackend
+from hackaudit.sandbox.bootstrap import bootstrap
 from hackaudit.sandbox.domain.fair_share import FairShare, RunDurations, Running, Waiting
 from hackaudit.sandbox.run_slots import RunSlots
+from hackaudit.sandbox.settings import SandboxSettings, Scheduling
 
 NOW = 1000.0
 
@@ -221,3 +224,26 @@ async def test_a_slot_kept_for_short_runs_is_given_to_a_long_one_once_they_stop(
     assert started == ["slow", "slow"]
     release.set()
     await holder
+
+
+# --- settings and wiring -------------------------------------------------------------------
+
+
+def test_fair_scheduling_holds_waiting_requests_and_fifo_holds_none() -> None:
+    fair = SandboxSettings(max_concurrent_runs=2, waiting_requests=6, long_run_patience_s=30)
+    assert fair.requests_held() == 8
+    policy = fair.fair_share()
+    assert policy is not None
+    assert (policy.slots, policy.patience_s) == (2, 30)
+    fifo = SandboxSettings(max_concurrent_runs=2, scheduling=Scheduling.FIFO)
+    assert fifo.requests_held() == 2
+    assert fifo.fair_share() is None
+
+
+def test_the_runner_gets_run_slots_only_under_fair_scheduling() -> None:
+    fair = bootstrap(SandboxSettings(build_images=False), backend=FakeBackend())
+    assert fair.slots is not None and fair.slots.policy.slots == 2
+    fifo = bootstrap(
+        SandboxSettings(build_images=False, scheduling=Scheduling.FIFO), backend=FakeBackend()
+    )
+    assert fifo.slots is None
