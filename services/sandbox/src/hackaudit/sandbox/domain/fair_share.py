@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 # Weight of the newest duration in a task's moving average.
 SMOOTHING = 0.5
@@ -115,7 +116,7 @@ class FairShare:
         now: float,
     ) -> Waiting | None:
         """The waiting run to start now, or None when none should (no free slot, or only long
-        runs wait while the last free slot is kept for short ones)."""
+        runs wait and the free slots are kept for short ones)."""
         if not waiting or len(running) >= self.slots:
             return None
         view = _View(self, waiting, running, seen, now)
@@ -149,20 +150,22 @@ class _View:
         values = [v for v in (known, *going) if v is not None]
         return max(values) if values else None
 
+    @cached_property
     def active(self) -> set[str]:
         """Tasks with a run waiting or running, or that finished one within the window."""
         since = self.now - self.policy.active_window_s
         return self.tasks | set(self.seen.active_since(since))
 
+    @cached_property
     def long_above(self) -> float | None:
         """The expected duration beyond which a run is long (None: nothing is known)."""
-        known = [e for task in self.active() if (e := self.expected(task)) is not None]
+        known = [e for task in self.active if (e := self.expected(task)) is not None]
         if not known:
             return None
         return max(self.policy.long_floor_s, self.policy.long_factor * min(known))
 
     def is_long(self, task: str, kind: str | None = None) -> bool:
-        expected, threshold = self.expected(task, kind), self.long_above()
+        expected, threshold = self.expected(task, kind), self.long_above
         return expected is not None and threshold is not None and expected > threshold
 
     def may_start(self, run: Waiting) -> bool:
@@ -170,7 +173,7 @@ class _View:
         waited `patience_s`)."""
         if self.policy.slots < 2 or not self.is_long(run.task, run.kind):
             return True
-        short_tasks = sum(1 for task in self.active() if not self.is_long(task))
+        short_tasks = sum(1 for task in self.active if not self.is_long(task))
         patient = self.now - run.since >= self.policy.patience_s
         keep = min(short_tasks, self.policy.slots - 1 if patient else self.policy.slots)
         long_running = sum(1 for r in self.running if self.is_long(r.task, r.kind))
