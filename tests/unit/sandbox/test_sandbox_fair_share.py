@@ -7,11 +7,14 @@ import asyncio
 
 import pytest
 
+from hackaudit.sandbox.adapters.artifact_store import MemoryArtifactStore
 from hackaudit.sandbox.adapters.fake_backend import FakeBackend
 from hackaudit.sandbox.bootstrap import bootstrap
+from hackaudit.sandbox.domain.execution import Execution, RunPlan
 from hackaudit.sandbox.domain.fair_share import FairShare, RunDurations, Running, Waiting
 from hackaudit.sandbox.run_slots import RunSlots
 from hackaudit.sandbox.settings import SandboxSettings, Scheduling
+from hackaudit.shared.contracts import Candidate, RunPurpose, RunRequested, Task
 
 NOW = 1000.0
 
@@ -247,3 +250,64 @@ def test_the_runner_gets_run_slots_only_under_fair_scheduling() -> None:
         SandboxSettings(build_images=False, scheduling=Scheduling.FIFO), backend=FakeBackend()
     )
     assert fifo.slots is None
+
+
+# --- the runner's runs take their turns ----------------------------------------------------
+
+
+class PacedBackend:
+    """The fake engine, each run of an image taking `run_s[image]` seconds; records the order
+    runs start in."""
+
+    def __init__(self, run_s: dict[str, float]) -> None:
+        self.run_s = run_s
+        self.fake = FakeBackend()
+        self.started: list[str] = []
+
+    async def start(self) -> None:
+        await self.fake.start()
+
+    async def execute(self, plan: RunPlan) -> Execution:
+        self.started.append(plan.image)
+        await asyncio.sleep(self.run_s[plan.image])
+        return await self.fake.execute(plan)
+
+    async def close(self) -> None:
+        await self.fake.close()
+
+
+def paced_task(name: str) -> Task:
+    return Task.model_validate(
+        {
+            "instance_id": f"{name}__{name}-1",
+            "repo": f"example/{name}",
+            "base_commit": "abc123",
+            "patch": "",
+            "test_patch": "",
+            "FAIL_TO_PASS": ["tests/test_m.py::test_a"],
+            "PASS_TO_PASS": [],
+            "image": f"example/{name}:1",
+        }
+    )
+
+
+async def test_a_requests_repeats_take_turns_with_other_tasks_runs() -> None:
+    slow, fast = paced_task("slow"), paced_task("fast")
+    backend = PacedBackend({"example/slow:1": 0.2, "example/fast:1": 0.01})
+    runner = bootstrap(
+        SandboxSettings(build_images=False, max_concurrent_runs=1),
+        backend=backend,
+        artifacts=MemoryArtifactStore(),
+    )
+
+    def gold(task: Task, repeats: int) -> RunRequested:
+        return RunRequested(
+            correlation_id=f"c/{task.instance_id}", task=task, purpose=RunPurpose.GOLD,
+            candidate=Candidate.gold(task), repeats=repeats, requested_by="tester",
+        )  # fmt: skip
+
+    sanity = asyncio.create_task(runner.complete(gold(slow, 3)))
+    await asyncio.sleep(0.05)  # the first of slow's three gold runs holds the only slot
+    await runner.complete(gold(fast, 1))
+    await sanity
+    assert backend.started == ["example/slow:1", "example/fast:1", *["example/slow:1"] * 2]
