@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import nats
 import pytest
 from faststream.nats import NatsBroker
+from nats.aio.msg import Msg
 
 from hackaudit.sandbox.adapters.artifact_store import MemoryArtifactStore
 from hackaudit.sandbox.adapters.fake_backend import FakeBackend
@@ -79,7 +80,7 @@ async def served_order(nats_url: str, scheduling: Scheduling) -> list[str]:
     order: list[str] = []
     nc = await nats.connect(nats_url)
 
-    async def collect(msg: nats.aio.msg.Msg) -> None:
+    async def collect(msg: Msg) -> None:
         done = RunCompleted.model_validate_json(msg.data)
         order.append(f"{done.instance_id.split('__')[0]}/{done.purpose.value}")
 
