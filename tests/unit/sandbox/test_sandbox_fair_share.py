@@ -20,7 +20,7 @@ NOW = 1000.0
 
 
 def waits(*runs: tuple[str, str]) -> list[Waiting]:
-    return [Waiting(ticket, task, kind) for ticket, (task, kind) in enumerate(runs)]
+    return [Waiting(ticket, task, kind, since=NOW) for ticket, (task, kind) in enumerate(runs)]
 
 
 def seen(**typical: float) -> RunDurations:
@@ -86,11 +86,22 @@ def test_a_long_run_never_takes_the_last_slot_while_short_runs_are_active() -> N
     assert policy.pick(only_slow, running, seen(slow=45.0, fast=0.5), NOW) is None
 
 
-def test_a_long_run_takes_a_slot_when_one_is_left_for_short_runs() -> None:
+def test_a_long_run_waits_while_a_short_task_is_active_however_many_slots_are_free() -> None:
     policy = FairShare(slots=3)
     running = [Running("slow", "grade", NOW - 45)]
     only_slow = waits(("slow", "grade"))
-    assert policy.pick(only_slow, running, seen(slow=45.0, fast=0.5), NOW) == only_slow[0]
+    assert policy.pick(only_slow, running, seen(slow=45.0, fast=0.5), NOW) is None
+    assert policy.pick(only_slow, [], seen(slow=45.0, fast=0.5), NOW) is None
+
+
+def test_a_task_not_yet_seen_leaves_a_slot_to_the_others() -> None:
+    policy = FairShare(slots=2)
+    # the new task's first gold run is going; its second waits while "fast" is active
+    running = [Running("new", "grade", NOW - 1)]
+    waiting = waits(("new", "grade"))
+    assert policy.pick(waiting, running, seen(fast=0.5), NOW) is None
+    # alone, it takes every slot
+    assert policy.pick(waiting, running, seen(), NOW) == waiting[0]
 
 
 def test_as_many_short_tasks_as_slots_keep_every_slot_from_long_runs() -> None:
@@ -203,7 +214,7 @@ async def test_a_run_cancelled_while_waiting_leaves_its_place() -> None:
     assert (slots.running, slots.waiting) == (0, 0)
 
 
-async def test_a_slot_kept_for_short_runs_is_given_to_a_long_one_once_they_stop() -> None:
+async def test_slots_kept_for_short_runs_go_to_long_ones_once_they_stop() -> None:
     clock = [NOW]
     policy = FairShare(slots=2, active_window_s=5.0)
     slots = RunSlots(policy, clock=lambda: clock[0], recheck_s=0.01)
@@ -221,7 +232,7 @@ async def test_a_slot_kept_for_short_runs_is_given_to_a_long_one_once_they_stop(
     holder = asyncio.create_task(run(hold=True))
     second = asyncio.create_task(run(hold=False))
     await asyncio.sleep(0.05)
-    assert started == ["slow"]  # the second slot is kept while "fast" is active
+    assert started == []  # the slots are kept while "fast" is active
     clock[0] = NOW + 10.0  # "fast" went quiet
     await asyncio.wait_for(second, timeout=2.0)
     assert started == ["slow", "slow"]

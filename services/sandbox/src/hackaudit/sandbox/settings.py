@@ -84,8 +84,8 @@ class SandboxSettings(BaseSettings):
     # Scheduling of runs across tasks (see `Scheduling`); with `fair`, run requests held beyond
     # the slots so the policy has several tasks' runs to choose from, and its thresholds: a run is
     # long when expected to take more than `long_run_factor` x the quickest active task's runs
-    # and more than `long_run_floor_s`; long runs leave a slot per active short task, all but
-    # one once they waited `long_run_patience_s`.
+    # and more than `long_run_floor_s`; long runs wait while a short task is active, and take
+    # all but one slot once they waited `long_run_patience_s`.
     scheduling: Scheduling = Scheduling.FAIR
     waiting_requests: int = Field(default=6, ge=0)
     long_run_factor: float = Field(default=5.0, gt=1)

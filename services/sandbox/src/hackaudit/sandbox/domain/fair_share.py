@@ -12,11 +12,12 @@ each wait minutes behind it. `FairShare.pick` chooses instead:
 3. **slots kept for short runs**: a run is *long* when expected to take more than
    `long_factor` times the runs of the quickest active task (one with a run waiting, running or
    finished within `active_window_s`) and more than `long_floor_s`; a task is short when its
-   runs are not long. Long runs leave one slot free per active short task — all of them while
-   as many short tasks as slots are active, so those tasks go at the speed they would alone —
-   and once a long run has waited `patience_s`, all but one. A short run that arrives while long
-   ones run finds a free slot instead of waiting minutes; a batch of tasks alike in speed uses
-   every slot, and a long run waits at most `patience_s` while short tasks keep every slot busy;
+   runs are not long. While a short task is active, a long run waits, so the short tasks go at
+   the speed they would alone (on a machine of few cores a long run also takes a core from
+   them); once it has waited `patience_s` it may take all but one slot. A task nothing is known
+   of yet holds at most all but one slot while another task is active, so a slow task's first
+   runs (gold's repeats) cannot fill every slot before its speed is known. A batch of tasks
+   alike in speed uses every slot, and a long run waits at most `patience_s`;
 4. arrival order breaks ties.
 
 A run that has started is never interrupted. A task's expected run time is the moving average of
@@ -169,12 +170,22 @@ class _View:
         return expected is not None and threshold is not None and expected > threshold
 
     def may_start(self, run: Waiting) -> bool:
-        """A long run leaves a slot free for each active short task (all but one once it has
+        """A long run leaves every slot to the active short tasks (all but one once it has
         waited `patience_s`)."""
-        if self.policy.slots < 2 or not self.is_long(run.task, run.kind):
+        if self.policy.slots < 2:
             return True
-        short_tasks = sum(1 for task in self.active if not self.is_long(task))
+        if not self.is_long(run.task, run.kind):
+            return self._unknown_may_start(run.task)
+        if not any(not self.is_long(task) for task in self.active):
+            return True
         patient = self.now - run.since >= self.policy.patience_s
-        keep = min(short_tasks, self.policy.slots - 1 if patient else self.policy.slots)
+        keep = self.policy.slots - 1 if patient else self.policy.slots
         long_running = sum(1 for r in self.running if self.is_long(r.task, r.kind))
         return long_running + 1 <= self.policy.slots - keep
+
+    def _unknown_may_start(self, task: str) -> bool:
+        """A task nothing is known of takes at most all but one slot while others are active."""
+        if self.seen.seen(task) is not None or self.active == {task}:
+            return True
+        holding = sum(1 for r in self.running if r.task == task)
+        return holding + 1 <= self.policy.slots - 1
