@@ -13,6 +13,7 @@ from hackaudit.cli import bus_contract, stops
 from hackaudit.cli.commands import (
     audit,
     bench,
+    bench_fairness,
     env,
     eval_attacker,
     eval_judge,
@@ -66,6 +67,7 @@ app.add_typer(eval_app, name="eval")
 bench_app = typer.Typer(help="Benchmarks that print figures.", no_args_is_help=True)
 bench_app.command("sandbox")(bench.bench_sandbox)
 bench_app.command("scale")(bench.bench_scale_command)
+bench_app.command("fairness")(bench_fairness.bench_fairness)
 app.add_typer(bench_app, name="bench")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
 from rich.console import Console
@@ -29,6 +30,21 @@ async def run_audit(
     *,
     limit_s: float,
 ) -> progress.AuditTracker:
+    """Audit `tasks` with progress shown until every task is scored or `limit_s` passes."""
+    return await follow_audit(
+        tasks, options, settings, builders, lambda tracker: show_progress(tracker, limit_s)
+    )
+
+
+async def follow_audit(
+    tasks: list[Task],
+    options: AuditOptions,
+    settings: BusSettings,
+    builders: dict[str, services.Builder],
+    follow: Callable[[progress.AuditTracker], Awaitable[None]],
+) -> progress.AuditTracker:
+    """Start the services, publish `tasks`, and stop everything once `follow(tracker)` returns
+    (it is called right after the tasks are published)."""
     audit_id = uuid.uuid4().hex[:8]
     if "judge" in builders:  # it runs here and always answers (left out, without a backend)
         options = options.model_copy(update={"judge": True})
@@ -49,7 +65,7 @@ async def run_audit(
             for correlation_id, task in zip(tracker.correlation_ids, tasks, strict=True):
                 msg = TaskIngested(correlation_id=correlation_id, task=task, options=options)
                 await bus.publish(publisher, subjects.TASK_INGESTED, msg)
-            await show_progress(tracker, limit_s)
+            await follow(tracker)
     return tracker
 
 

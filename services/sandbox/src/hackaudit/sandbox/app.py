@@ -1,7 +1,9 @@
 """Builds the sandbox service: run requests from the durable `sandbox-runs` queue, results to
 `run.completed.<requester>`. Several workers (processes, machines) on the same consumer share it.
-A worker builds the image of a task that brings only an `environment` before running it (in a
-thread: the bus keeps acknowledging progress meanwhile); see `task_images`."""
+With fair scheduling (the default) a worker holds more requests than it has run slots and
+starts their runs in `RunSlots`' order. A worker builds the image of a task that brings only an
+`environment` before running it (in a thread: the bus keeps acknowledging progress meanwhile);
+see `task_images`."""
 
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ def build(
             RunRequested,
             on_run,
             bus_settings,
-            concurrency=settings.max_concurrent_runs,
+            concurrency=settings.requests_held(),
         )
 
     return Service(

@@ -65,6 +65,9 @@ def _worker_env(url: str, state: Path, isolation: Isolation) -> dict[str, str]:
             "HACKAUDIT_STATE_DIR": str(state),
             "HACKAUDIT_SANDBOX_ISOLATION": isolation.value,
             "HACKAUDIT_SANDBOX_MAX_CONCURRENT_RUNS": "1",
+            # One request at a time each: a worker holding waiting requests keeps them from
+            # the other workers, which is not what the burst measures.
+            "HACKAUDIT_SANDBOX_WAITING_REQUESTS": "0",
             "HACKAUDIT_SANDBOX_ARTIFACTS_DIR": str(state / "artifacts"),
             "HACKAUDIT_SANDBOX_BUILD_IMAGES": "false",
             "HACKAUDIT_SANDBOX_SWEEP_ON_START": "false",

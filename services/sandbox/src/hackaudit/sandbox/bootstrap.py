@@ -12,6 +12,7 @@ from hackaudit.sandbox.adapters.ports import (
     TimingStore,
 )
 from hackaudit.sandbox.adapters.timing_store import MemoryTimingStore
+from hackaudit.sandbox.run_slots import RunSlots
 from hackaudit.sandbox.runner import Runner
 from hackaudit.sandbox.settings import SandboxSettings
 from hackaudit.sandbox.task_images import TaskImages
@@ -46,7 +47,13 @@ def bootstrap(
         images=_task_images(settings, images),
         coverage_kit=coverage_kit
         or WheelhouseCoverageKit(settings.coverage_wheelhouse, settings.coverage_pythons),
+        slots=_run_slots(settings),
     )
+
+
+def _run_slots(settings: SandboxSettings) -> RunSlots | None:
+    policy = settings.fair_share()
+    return RunSlots(policy) if policy is not None else None
 
 
 def docker_backend(settings: SandboxSettings) -> ContainerBackend:

@@ -17,10 +17,11 @@ A task that says how to build its image (`environment`), or names none, first ge
 from `TaskImages` (built once per image; see `task_images`); when it cannot be had, every run of
 the request is an `infra_error` naming the task and the build's reason.
 
-Each run is prepared and read by the domain (`prepare_run`, `interpret`) and executed by the
-container backend; its full log is stored as an artifact. A container fault is retried once in a
-fresh container, then reported as `infra_error`; an unreachable engine is raised
-(`BackendUnavailable`) for the caller to retry the message later.
+Runs wait for a run slot in `RunSlots` when the runner has them (fair scheduling across tasks,
+see `domain.fair_share`). Each run is prepared and read by the domain (`prepare_run`,
+`interpret`) and executed by the container backend; its full log is stored as an artifact. A
+container fault is retried once in a fresh container, then reported as `infra_error`; an
+unreachable engine is raised (`BackendUnavailable`) for the caller to retry the message later.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from hackaudit.sandbox.domain.repeats import is_flaky
 from hackaudit.sandbox.domain.run_spec import RunOptions, RunSpec, graded_task, prepare_run
 from hackaudit.sandbox.domain.timeouts import TimeoutPolicy
 from hackaudit.sandbox.errors import ContainerFailed, ImageMissing, InvalidRunRequest
+from hackaudit.sandbox.run_slots import RunSlots
 from hackaudit.sandbox.task_images import NoImage, TaskImages
 from hackaudit.shared.contracts import (
     Candidate,
@@ -78,6 +80,7 @@ class Runner:
         gold_gate_repeats: int = 3,
         images: TaskImages | None = None,
         coverage_kit: CoverageKit | None = None,
+        slots: RunSlots | None = None,
     ) -> None:
         self.backend = backend
         self.artifacts = artifacts
@@ -87,6 +90,7 @@ class Runner:
         self.gold_gate_repeats = gold_gate_repeats
         self.images = images
         self.coverage_kit = coverage_kit
+        self.slots = slots
         self._baselines: dict[str, tuple[str, ...]] = {}
 
     async def start(self) -> None:
@@ -209,8 +213,12 @@ class Runner:
         key = artifact_key or f"{task.instance_id}/{purpose.value}/{run_id}.log"
         if isinstance(spec, RunResult):
             result = spec
-        else:
+        elif self.slots is None:
             result = await self._execute(spec, key, purpose)
+        else:
+            kind = invocation.kind if invocation is not None else Grade().kind
+            async with self.slots.turn(task.instance_id, kind):
+                result = await self._execute(spec, key, purpose)
         self._log(task, candidate, purpose, result)
         return result
 

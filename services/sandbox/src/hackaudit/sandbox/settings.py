@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from hackaudit.sandbox.domain.fair_share import FairShare
 from hackaudit.sandbox.domain.grading import GradingPolicy
 from hackaudit.sandbox.domain.run_spec import RunOptions
 from hackaudit.sandbox.domain.timeouts import TimeoutPolicy
@@ -24,6 +25,14 @@ class Isolation(StrEnum):
 
     CONTAINER = "container"
     WARM = "warm"
+
+
+class Scheduling(StrEnum):
+    """Which run gets a free run slot: `fair` (per-task shares, shortest expected run first, a
+    slot kept for short runs: `domain.fair_share`), or `fifo` (the order requests arrive in)."""
+
+    FAIR = "fair"
+    FIFO = "fifo"
 
 
 class SandboxSettings(BaseSettings):
@@ -72,6 +81,16 @@ class SandboxSettings(BaseSettings):
     pooled_images: int = Field(default=8, ge=1)
     max_concurrent_runs: int = Field(default=2, ge=1)
     sweep_on_start: bool = True
+    # Scheduling of runs across tasks (see `Scheduling`); with `fair`, run requests held beyond
+    # the slots so the policy has several tasks' runs to choose from, and its thresholds: a run is
+    # long when expected to take more than `long_run_factor` x the quickest active task's runs
+    # and more than `long_run_floor_s`; long runs wait while a short task is active, and take
+    # all but one slot once they waited `long_run_patience_s`.
+    scheduling: Scheduling = Scheduling.FAIR
+    waiting_requests: int = Field(default=6, ge=0)
+    long_run_factor: float = Field(default=5.0, gt=1)
+    long_run_floor_s: float = Field(default=10.0, ge=0)
+    long_run_patience_s: float = Field(default=120.0, ge=0)
     stale_container_s: float = Field(default=6 * 3600.0, gt=0)
 
     # Task images: build a task's image before its first run when it has an `environment` or no
@@ -93,6 +112,23 @@ class SandboxSettings(BaseSettings):
             setup_timeout_s=self.setup_timeout_s,
             log_tail_chars=self.log_tail_chars,
             max_patch_bytes=self.max_patch_bytes,
+        )
+
+    def requests_held(self) -> int:
+        """Run requests handled at once: the slots, plus the waiting ones under `fair`."""
+        if self.scheduling is Scheduling.FIFO:
+            return self.max_concurrent_runs
+        return self.max_concurrent_runs + self.waiting_requests
+
+    def fair_share(self) -> FairShare | None:
+        """The slot policy, None under `fifo`."""
+        if self.scheduling is Scheduling.FIFO:
+            return None
+        return FairShare(
+            slots=self.max_concurrent_runs,
+            long_factor=self.long_run_factor,
+            long_floor_s=self.long_run_floor_s,
+            patience_s=self.long_run_patience_s,
         )
 
     def timeout_policy(self) -> TimeoutPolicy:
