@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from hackaudit.sandbox.domain.cpu_weight import LEAST_SHARES, NORMAL_SHARES, CpuWeight
 from hackaudit.sandbox.domain.fair_share import FairShare
 from hackaudit.sandbox.domain.grading import GradingPolicy
 from hackaudit.sandbox.domain.run_spec import RunOptions
@@ -91,6 +92,13 @@ class SandboxSettings(BaseSettings):
     long_run_factor: float = Field(default=5.0, gt=1)
     long_run_floor_s: float = Field(default=10.0, ge=0)
     long_run_patience_s: float = Field(default=120.0, ge=0)
+    # A run going on longer than `long_run_cpu_after_s` (default: `long_run_floor_s`) has its
+    # container's CPU weight lowered to `long_run_cpu_shares` (of Docker's 1024), so short runs
+    # started beside it get the cores; alone it still gets all the CPU (see
+    # `domain.cpu_weight`). `lower_long_runs` off: every run keeps the default weight.
+    lower_long_runs: bool = True
+    long_run_cpu_after_s: float | None = Field(default=None, ge=0)
+    long_run_cpu_shares: int = Field(default=LEAST_SHARES, ge=LEAST_SHARES, le=NORMAL_SHARES)
     stale_container_s: float = Field(default=6 * 3600.0, gt=0)
 
     # Task images: build a task's image before its first run when it has an `environment` or no
@@ -129,6 +137,16 @@ class SandboxSettings(BaseSettings):
             long_factor=self.long_run_factor,
             long_floor_s=self.long_run_floor_s,
             patience_s=self.long_run_patience_s,
+        )
+
+    def cpu_weight(self) -> CpuWeight:
+        """When and how far a long run's CPU weight drops (never, with `lower_long_runs` off)."""
+        if not self.lower_long_runs:
+            return CpuWeight(after_s=None)
+        after = self.long_run_cpu_after_s
+        return CpuWeight(
+            after_s=self.long_run_floor_s if after is None else after,
+            low_shares=self.long_run_cpu_shares,
         )
 
     def timeout_policy(self) -> TimeoutPolicy:

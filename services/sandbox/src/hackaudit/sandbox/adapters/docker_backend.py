@@ -30,6 +30,7 @@ import io
 import os
 import secrets
 import socket
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -45,6 +46,7 @@ from docker.types import LogConfig, Ulimit
 
 from hackaudit.sandbox.adapters.container_pool import ContainerPool
 from hackaudit.sandbox.adapters.output_capture import FrameDecoder, OutputCapture
+from hackaudit.sandbox.domain.cpu_weight import CpuWeight
 from hackaudit.sandbox.domain.execution import Execution, Phase, RunPlan
 from hackaudit.sandbox.errors import BackendUnavailable, ContainerFailed, ImageMissing
 from hackaudit.sandbox.settings import SandboxSettings
@@ -160,6 +162,35 @@ class DerivedImages:
         return self._done[image]
 
 
+class LongRunWeight:
+    """Calls `lower` `delay` seconds from now (in a timer thread; never with None) unless
+    `stop` came first; `stop` says whether it was called and succeeded."""
+
+    def __init__(self, lower: Callable[[], bool], delay: float | None) -> None:
+        self._lower = lower
+        self._lock = threading.Lock()
+        self._done = False
+        self._lowered = False
+        self._timer: threading.Timer | None = None
+        if delay is not None:
+            self._timer = threading.Timer(delay, self._fire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _fire(self) -> None:
+        with self._lock:
+            if not self._done:
+                self._done = True
+                self._lowered = self._lower()
+
+    def stop(self) -> bool:
+        with self._lock:
+            self._done = True
+        if self._timer is not None:
+            self._timer.cancel()
+        return self._lowered
+
+
 class DockerBackend:
     """The `ContainerBackend` on a Docker engine (see the module docstring)."""
 
@@ -167,6 +198,7 @@ class DockerBackend:
         self._settings = settings
         self._client = client
         self._limits = Limits.from_settings(settings)
+        self._weight: CpuWeight = settings.cpu_weight()
         self._owner = owner_id()
         self._pools: OrderedDict[tuple[str, ...], ContainerPool] = OrderedDict()
         self._runnable = DerivedImages(self._adapt_image)
@@ -341,7 +373,11 @@ class DockerBackend:
             )
         except (DockerException, requests.RequestException) as exc:
             raise ContainerFailed(f"cannot attach to the run's container: {exc}") from exc
-        capture, timed_out = self._exchange(stream, container_id, plan, started)
+        weight = self._weigh(container_id, plan)
+        try:
+            capture, timed_out = self._exchange(stream, container_id, plan, started)
+        finally:
+            weight.stop()
         exit_code, oom = (0, False) if capture.finished else self._exit(container_id)
         return Execution(
             output=capture.result(),
@@ -350,6 +386,30 @@ class DockerBackend:
             container_oom=oom,
             wall_s=time.monotonic() - started,
         )
+
+    def _weigh(self, container_id: str, plan: RunPlan) -> LongRunWeight:
+        """The timer lowering the CPU weight of the run starting now once it goes on long."""
+        limit = 2 * plan.setup_timeout_s + plan.test_timeout_s
+        low = self._weight.low_shares
+        return LongRunWeight(
+            lambda: self._set_shares(container_id, low), self._weight.lower_in(0.0, limit)
+        )
+
+    def _set_shares(self, container_id: str, shares: int) -> bool:
+        """Set a container's CPU weight; a failure is logged, never raised (a run does not
+        depend on its weight)."""
+        try:
+            self.client.api.update_container(container_id, cpu_shares=shares)
+        except Exception as exc:  # whatever fails here must not fail the run
+            log.warning(
+                "sandbox.cpu_shares_failed",
+                container=container_id[:12],
+                shares=shares,
+                error=str(exc)[:200],
+            )
+            return False
+        log.info("sandbox.cpu_shares", container=container_id[:12], shares=shares)
+        return True
 
     def _read(
         self, raw: Any, capture: OutputCapture, plan: RunPlan, started: float

@@ -311,7 +311,11 @@ class WarmDockerBackend(DockerBackend):
                 exec_id, stream = self._start_launcher(container_id, list(plan.argv), plan.user)
             except (DockerException, requests.RequestException) as exc:
                 raise ContainerFailed(f"cannot start the run in its container: {exc}") from exc
-        capture, timed_out = self._exchange(stream, container_id, plan, started)
+        weight = self._weigh(container_id, plan)
+        try:
+            capture, timed_out = self._exchange(stream, container_id, plan, started)
+        finally:
+            lowered = weight.stop()
         exit_code = 0 if capture.finished else self._exec_exit(exec_id)
         execution = Execution(
             output=capture.result(),
@@ -320,7 +324,11 @@ class WarmDockerBackend(DockerBackend):
             container_oom=False,
             wall_s=time.monotonic() - started,
         )
-        return execution, capture.finished and timed_out is None
+        reusable = capture.finished and timed_out is None
+        if reusable and lowered:
+            # The next run starts at the normal weight, or in another container.
+            reusable = self._set_shares(container_id, self._weight.normal_shares)
+        return execution, reusable
 
     def _exec_exit(self, exec_id: str) -> int | None:
         """The exit code of a run that ended without its end marker (waits for it briefly)."""
