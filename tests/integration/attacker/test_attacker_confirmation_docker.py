@@ -122,11 +122,16 @@ async def test_equivalent_printer_fix_is_not_confirmed(tinysym_image, sandbox) -
     )
     assert verdict is CandidateVerdict.UNCONFIRMED, evidence
     assert "observations of replayed tests agree with gold" in evidence
-    # the wider suite ran with the task's own runner and parser
+    # the wider suite ran with the task's own runner and parser, on the test file whose tests
+    # execute the candidate's change on gold (the repository coverage map's selection)
     suite = [r for r in sandbox.requests[before:] if isinstance(r.invocation, Suite)]
-    assert suite and suite[-1].invocation == Suite(dirs=("tinysym/tests",))
+    selected = ("tinysym/tests/test_core.py",)
+    assert suite and suite[-1].invocation == Suite(dirs=("tinysym/tests",), files=selected)
     run = _command(suite[-1])
-    assert (run.command, run.parser) == ("bin/test -C --verbose tinysym/tests", "sympy")
+    assert (run.command, run.parser) == (
+        "bin/test -C --verbose tinysym/tests/test_core.py",
+        "sympy",
+    )
     assert "wider test suite: " in evidence and "tests agree with gold" in evidence
 
 
