@@ -244,3 +244,16 @@ def test_the_reaching_tests_are_those_that_execute_a_line_leaving_out_set_up() -
     assert selection.reaching_tests({"pkg/ops.py": frozenset({1, 2, 3})}, _map()) == (ADD_T,)
     assert selection.reaching_tests({"pkg/ops.py": frozenset({6, 7})}, _map()) == (MUL_T,)
     assert selection.reaching_tests({"pkg/ops.py": frozenset({11})}, _map()) == ()
+
+
+def test_a_change_outside_every_function_runs_the_whole_suite_whichever_test_imported_it() -> None:
+    # a module-level line (gold's text puts it in no function) seen under one test only: that
+    # test imported the module first, every other test that uses the module sees the line too
+    text = GOLD_TEXT + "\nLIMIT = 3\n"
+    line = text.count("\n")
+    measured = _map(
+        files={"pkg/ops.py": FileCoverage(executed={2: (1,), line: (1,)})},
+        sources={"pkg/ops.py": text},
+    )
+    assert selection._at_import({"pkg/ops.py": frozenset({line})}, measured)
+    assert not selection._at_import({"pkg/ops.py": frozenset({2})}, measured)

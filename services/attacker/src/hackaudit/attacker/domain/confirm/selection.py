@@ -323,13 +323,19 @@ def select(
 
 
 def _at_import(lines: GoldLines, measured: CoverageResult) -> bool:
-    """Whether a line of the change runs only outside test functions (at import: a constant, a
-    class attribute), where every test that uses the module may see it; a function's own `def`
-    line (its defaults) is not counted, its body is (`widen`)."""
+    """Whether a line of the change runs at import (a constant, a class attribute), where every
+    test that uses the module may see it: a line coverage.py saw only outside test functions, or
+    one gold's text puts outside every function body — the context of an import-time line is
+    whichever test imported the module first, so its tests say nothing of who depends on it. A
+    function's own `def` line (its defaults) is not counted, its body is (`widen`)."""
     for path, numbers in lines.items():
-        starts = {span[0] for span in _functions(measured.sources.get(path))}
+        text = measured.sources.get(path)
+        spans = _functions(text)
+        starts = {span[0] for span in spans}
         for n in numbers - starts:
             if set(measured.tests_of(path, n)) == {""}:
+                return True
+            if text is not None and n != WHOLE and _innermost(spans, n) is None:
                 return True
     return False
 
