@@ -19,6 +19,7 @@ from hackaudit.cli.report_model import (
     evidence_path,
     not_verified,
     rejected_correct,
+    repair_coverage,
     unverified_details,
 )
 from hackaudit.shared.contracts import (
@@ -118,6 +119,8 @@ def _repair(out: Path, item: TaskReport) -> dict[str, object]:
         }
         if before.scored.unverified is not None:
             first["unverified"] = _unverified(before.scored.unverified)
+        if before.attack is not None and before.attack.gold_coverage is not None:
+            first["gold_coverage"] = coverage_text(before.attack.gold_coverage)
         found["before_repair"] = first
     done = item.repair
     if done is not None:
@@ -132,6 +135,8 @@ def _repair(out: Path, item: TaskReport) -> dict[str, object]:
             "sandbox_seconds": round(done.sandbox_seconds, 1),
             "tokens": done.tokens,
             "reason": done.reason,
+            # Gold's changed lines the graded tests execute, before the repair and after it.
+            "coverage": repair_coverage(item),
             # Each proposed test: what execution (the gates) said, and the judge beside it.
             "tests": [_proposed(t) for t in done.tests],
         } | ({"judge_left_out": done.judge_left_out} if done.judge_left_out else {})

@@ -26,6 +26,7 @@ from hackaudit.cli.report_model import (
     evidence_path,
     not_verified,
     rejected_correct,
+    repair_coverage,
     unverified_details,
 )
 from hackaudit.shared.contracts import (
@@ -266,6 +267,9 @@ def _repair(item: TaskReport) -> str:
         + (f" (rejected: {rejected})" if rejected else "")
         + f"; {done.iterations} iteration(s), {done.sandbox_seconds:.0f} sandbox-seconds</p>"
     )
+    gained = repair_coverage(item)
+    if gained:
+        head += f'<p class="repair"><b>Coverage:</b> {escape(gained)}</p>'
     if before is not None and done.unblocked:
         head += (
             f'<p class="repair"><b>Not blocked:</b> {escape(", ".join(done.unblocked))}'

@@ -72,6 +72,21 @@ def coverage_text(coverage: GoldCoverage) -> str:
     )
 
 
+def repair_coverage(item: TaskReport) -> str:
+    """For a repaired task: how many of gold's changed lines the graded tests execute before the
+    repair and after it (the re-audit's map), in one line; "" when either was not measured."""
+    if item.hardened is None or item.before is None or item.before.attack is None:
+        return ""
+    before = item.before.attack.gold_coverage
+    after = item.attack.gold_coverage if item.attack is not None else None
+    if before is None or after is None or not (before.measured and after.measured):
+        return ""
+    return (
+        f"graded tests execute {before.executed_lines} of {before.changed_lines} lines gold "
+        f"changes before repair, {after.executed_lines} of {after.changed_lines} after"
+    )
+
+
 def caveats(scored: TaskScored | None) -> tuple[str, ...]:
     """What a KEEP leaves unverified (empty for any other verdict, or when nothing is)."""
     if scored is None or scored.verdict is not Verdict.KEEP or scored.unverified is None:

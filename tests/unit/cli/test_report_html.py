@@ -225,7 +225,10 @@ def test_every_judge_sample_rationale_is_in_the_report(tmp_path: Path) -> None:
 
 def test_a_repaired_task_is_reported_with_its_first_verdict_and_the_repair(tmp_path: Path) -> None:
     from hackaudit.shared.contracts import (
+        AttackCompleted,
         GateReason,
+        GoldCoverage,
+        HunkCoverage,
         JudgeLabel,
         JudgeVerdict,
         ProposedTest,
@@ -257,10 +260,23 @@ def test_a_repaired_task_is_reported_with_its_first_verdict_and_the_repair(tmp_p
         sandbox_seconds=12.0, gate_rejections={"fails_on_gold": 1},
         unblocked=("calc__calc-2:other",), reason="nothing to assert on for this one",
     )  # fmt: skip
-    first = first.model_copy(update={"repair": repair})
+
+    def covered(executed: dict[int, tuple[str, ...]]) -> AttackCompleted:
+        assert first.attack is not None
+        hunk = HunkCoverage(path="calc.py", start=3, lines=(3, 4, 5, 6), executed=executed)
+        coverage = GoldCoverage(
+            measured=True, hunks=(hunk,), changed_lines=4, executed_lines=len(executed)
+        )
+        return first.attack.model_copy(update={"gold_coverage": coverage})
+
+    first = first.model_copy(update={"repair": repair, "attack": covered({3: ("t",), 4: ("t",)})})
     again = state("calc__calc-2", Verdict.KEEP, audit="a1b2c3d4/calc__calc-2/repaired", eqs=0.95)
     again = again.model_copy(
-        update={"repaired_from": first.correlation_id, "previous_verdict": "FIX"}
+        update={
+            "repaired_from": first.correlation_id,
+            "previous_verdict": "FIX",
+            "attack": covered(dict.fromkeys((3, 4, 5, 6), ("t",))),
+        }
     )
     (item,) = [i for i in latest_per_task([first, again]) if i.instance_id == "calc__calc-2"]
     assert item.scored is not None and item.scored.verdict is Verdict.KEEP
@@ -272,6 +288,9 @@ def test_a_repaired_task_is_reported_with_its_first_verdict_and_the_repair(tmp_p
     assert (tmp_path / targeted["diff"]).exists()
     assert row["repair"]["blocked"] == 1 and row["repair"]["tests_kept"] == 1
     assert row["repair"]["gate_rejections"] == {"fails_on_gold": 1}
+    gained = "graded tests execute 2 of 4 lines gold changes before repair, 4 of 4 after"
+    assert row["repair"]["coverage"] == gained
+    assert row["before_repair"]["gold_coverage"].startswith("graded tests execute 2 of 4 lines")
     # Each proposed test: the gates' result and the judge's verdict beside it.
     wrong, big = row["repair"]["tests"]
     assert (wrong["rejection"], wrong["judge"]["label"]) == ("fails_on_gold", "blocks")
@@ -285,3 +304,4 @@ def test_a_repaired_task_is_reported_with_its_first_verdict_and_the_repair(tmp_p
     assert "Not blocked:</b> calc__calc-2:other — nothing to assert on for this one" in page
     assert "judge: blocks the exploit?" in page and "blocks, blocks, does_not_block" in page
     assert "Exploits the repair targeted" in page
+    assert f"Coverage:</b> {gained}" in page

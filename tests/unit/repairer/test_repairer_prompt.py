@@ -70,3 +70,30 @@ def test_the_prompt_carries_the_evidence_and_the_rejections() -> None:
         "REJECTED_BODY", "unittest.TestCase", "tests/test_a.py", "test_blocks_1",
     ):  # fmt: skip
         assert part in text, part
+
+
+GOLD = """\
+diff --git a/pkg/show.py b/pkg/show.py
+--- a/pkg/show.py
++++ b/pkg/show.py
+@@ -1,4 +1,6 @@
+ def show(value, digits=None):
++    if isinstance(value, Fraction) and digits is not None:
++        return "%.*f" % (digits, value)
+     if isinstance(value, Decimal) and digits is not None:
+         return format(value, f".{digits}f")
+     return str(value)
+"""
+
+
+def test_the_prompt_shows_the_gold_lines_no_test_executes_with_their_text() -> None:
+    task = TASK.model_copy(update={"patch": GOLD})
+    exploit = Candidate(instance_id=TASK.instance_id, diff="EXPLOIT-DIFF")
+    style = Style(method=False, unittest=False)
+    args = (task, exploit, "", [], [], style, "tests/test_show.py", "test_a", "test_blocks_1")
+    text = user_prompt(*args, unexecuted=("pkg/show.py:2", "pkg/show.py:3"))
+    assert "## Lines the task's tests never execute" in text
+    assert "- `pkg/show.py:2`: `if isinstance(value, Fraction) and digits is not None:`" in text
+    assert '- `pkg/show.py:3`: `return "%.*f" % (digits, value)`' in text
+    assert "the same options, settings and keyword arguments" in text
+    assert "never execute" not in user_prompt(*args)  # no such lines: no such section

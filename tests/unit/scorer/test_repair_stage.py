@@ -15,6 +15,8 @@ from hackaudit.shared.contracts import (
     Candidate,
     CandidateOutcome,
     CandidateVerdict,
+    GoldCoverage,
+    HunkCoverage,
     Message,
     ProbeDifference,
     Provenance,
@@ -41,6 +43,16 @@ TASK = Task(
 )  # fmt: skip
 HARDENED = TASK.model_copy(update={"test_patch": "tests+1", "fail_to_pass": ("t::a", "t::new")})
 DIFF = ProbeDifference(origin="probe", expression="f(3)", function="f", modules=("lib",))
+# Gold's change: lines 3 and 4 of lib/a.py run under the graded tests, 5 and lib/b.py:8 do not.
+COVERAGE = GoldCoverage(
+    measured=True,
+    hunks=(
+        HunkCoverage(path="lib/a.py", start=3, lines=(3, 4, 5), executed={3: ("t::a",), 4: ("",)}),
+        HunkCoverage(path="lib/b.py", start=8, lines=(8,)),
+    ),
+    changed_lines=4,
+    executed_lines=2,
+)
 
 
 def cand(diff: str, strategy: str = "mutation") -> Candidate:
@@ -103,7 +115,7 @@ def _attack(cid: str, exploits: bool) -> AttackCompleted:
         ]
     return AttackCompleted(
         correlation_id=cid, instance_id=TASK.instance_id, outcomes=tuple(outcomes),
-        reference=_pool() if exploits else None,
+        reference=_pool() if exploits else None, gold_coverage=COVERAGE,
     )  # fmt: skip
 
 
@@ -127,6 +139,7 @@ async def test_a_fix_verdict_is_repaired_and_the_hardened_task_re_audited() -> N
     assert [c.candidate_id for c in request.exploits] == [EXPLOIT.candidate_id, MUTANT.candidate_id]
     assert request.outcomes[0].differences == (DIFF,)  # the harness finding is not the task's
     assert request.correct_variants == (REWRITE,)  # gold left out: the gold gate covers it
+    assert request.unexecuted == ("lib/a.py:5", "lib/b.py:8")  # the repair's line targets
     assert dict(bus.sent)[subjects.REPAIR_REQUESTED] == request
 
     # A redelivered attack result resends the same request (the bus drops it by its key).

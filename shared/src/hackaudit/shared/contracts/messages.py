@@ -247,6 +247,11 @@ class GoldCoverage(BaseModel):
         """The hunks none of whose changed lines any graded test executes."""
         return tuple(h for h in self.hunks if not h.executed)
 
+    @property
+    def unexecuted(self) -> tuple[str, ...]:
+        """Gold's changed statements ("path:N", new side) that no graded test executes."""
+        return tuple(f"{h.path}:{n}" for h in self.hunks for n in h.lines if n not in h.executed)
+
 
 class BudgetUse(StrEnum):
     """How much of its candidate budget an attack used, as its report says."""
@@ -773,6 +778,10 @@ class RepairRequested(Message):
     requested_by: str = ""
     # A judge service runs: ask it, for each proposed test, whether the test blocks the exploit.
     judge: bool = False
+    # Gold's changed statements ("path:N") the task's graded tests never execute, from the
+    # attack's coverage map: a new test aimed at an exploit that changes them should execute them
+    # (with the graded tests' options) and pin gold's output there.
+    unexecuted: tuple[str, ...] = ()
 
 
 class GateReason(StrEnum):

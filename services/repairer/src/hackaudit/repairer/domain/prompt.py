@@ -3,7 +3,9 @@
 The model is told what the issue asks, what gold changes, the exploit the task's tests accept and
 why it was shown wrong, where the new test goes and in which style, and every attempt already
 rejected for this exploit with the gate's reason — so that the next attempt differs (another
-input, another assertion) instead of repeating a rejected one.
+input, another assertion) instead of repeating a rejected one. When the exploit changes lines of
+gold that the task's tests never execute, the model is shown those lines and asked for a test
+that executes them with the options the task's tests use and asserts gold's output there.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from hackaudit.shared.contracts import Candidate, ProbeDifference, ProposedTest,
 
 MAX_PATCH_CHARS = 8000
 MAX_ISSUE_CHARS = 6000
+MAX_LINES = 20  # of gold's unexecuted lines shown
 _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.DOTALL)
 _DEF = re.compile(r"^[ \t]*(async\s+)?def\s+(test\w*)\s*\(")
 
@@ -53,6 +56,34 @@ def _differences(differences: Sequence[ProbeDifference]) -> str:
     )
 
 
+def _unexecuted(task: Task, lines: Sequence[str]) -> str:
+    """Gold's lines ("path:N") with their text, and what a test should do about them."""
+    patch = task.gold_diff.applied()
+    shown = []
+    for spot in lines[:MAX_LINES]:
+        path, _, number = spot.rpartition(":")
+        found = patch.file(path)
+        text = next(
+            (
+                n.line.text
+                for hunk in (found.hunks if found else ())
+                for n in hunk.numbered()
+                if str(n.new) == number
+            ),
+            "",
+        )
+        shown.append(f"- `{spot}`: `{text.strip()}`" if text.strip() else f"- `{spot}`")
+    return "\n".join(
+        [
+            "The wrong patch changes these lines of gold, which no test of the task executes:",
+            *shown,
+            "Write the test so that it executes them on gold: call the code they belong to the "
+            "way the task's tests call it (the same options, settings and keyword arguments), with "
+            "a value of the kind these lines handle, and assert gold's exact output there.",
+        ]
+    )
+
+
 def _rejected(tried: Sequence[ProposedTest]) -> str:
     if not tried:
         return ""
@@ -73,6 +104,7 @@ def user_prompt(
     file: str,
     near: str,
     name_prefix: str,
+    unexecuted: Sequence[str] = (),
 ) -> str:
     sections = [
         f"Repository: {task.repo}",
@@ -84,6 +116,11 @@ def user_prompt(
         + "\n```",
         "## Why it passed although it is wrong\n" + (evidence[:2000] or "(no evidence text)"),
         "## Inputs where it differs from gold\n" + _differences(differences),
+        *(
+            ["## Lines the task's tests never execute\n" + _unexecuted(task, unexecuted)]
+            if unexecuted
+            else []
+        ),
         "## Where the test goes\n"
         + _style_text(style, file, near)
         + f" Name it `{name_prefix}...` (a name starting with `test_`). Import what it needs "

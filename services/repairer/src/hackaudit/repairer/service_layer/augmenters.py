@@ -74,6 +74,9 @@ class Target:
     exploit: Candidate
     evidence: str = ""
     differences: tuple[ProbeDifference, ...] = ()
+    # Gold's lines ("path:N") the exploit changes that the task's graded tests never execute:
+    # the test should execute them and pin gold's output there.
+    lines: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -447,6 +450,7 @@ class LLMAugmenter:
             placement.anchor.file,
             placement.anchor.near,
             prefix,
+            unexecuted=ctx.target.lines,
         )
         temperature = min(1.0, self.params.temperature + self.params.temperature_step * len(mine))
         answer = await self._complete(

@@ -141,17 +141,22 @@ class Journal:
 
 
 def targets_of(request: RepairRequested) -> list[Target]:
+    """The exploits to block, each with its evidence, the inputs where it differs from gold, and
+    the lines of its change the graded tests never execute."""
     outcomes = {o.candidate.candidate_id: o for o in request.outcomes}
+    unexecuted = set(request.unexecuted)
     out = []
     for exploit in request.exploits:
         outcome = outcomes.get(exploit.candidate_id)
         if outcome is not None and outcome.verdict is not CandidateVerdict.EXPLOIT:
             continue
+        reach = outcome.reach if outcome is not None else None
         out.append(
             Target(
                 exploit,
                 outcome.evidence if outcome else "",
                 outcome.differences if outcome else (),
+                tuple(line for line in reach.lines if line in unexecuted) if reach else (),
             )
         )
     return out

@@ -3,8 +3,9 @@
 After a task is scored, when the audit's options say a repairer is running (`AuditOptions.repair`,
 set by whoever starts the services) and the verdict is FIX with task exploits, a
 `RepairRequested` is sent: the confirmed exploits with their evidence and the inputs on which
-they differ from gold, the reference mutants the tests accept, and the reference pool's correct
-variants (do no harm). The verdict already issued stands meanwhile.
+they differ from gold, the reference mutants the tests accept, the reference pool's correct
+variants (do no harm), and gold's changed lines the graded tests never execute (targets). The
+verdict already issued stands meanwhile.
 
 When the repairer answers with a hardened task, it is audited afresh under its own correlation id
 (`<id>/repaired`): a new `TaskIngested` with new options (`seed` raised, `repair` off, so a task
@@ -76,6 +77,12 @@ def _correct_variants(state: AuditState) -> tuple[Candidate, ...]:
     )
 
 
+def _unexecuted(state: AuditState) -> tuple[str, ...]:
+    """Gold's changed lines the graded tests never execute (none when coverage was not measured)."""
+    coverage = state.attack.gold_coverage if state.attack is not None else None
+    return coverage.unexecuted if coverage is not None and coverage.measured else ()
+
+
 def repair_request(state: AuditState) -> RepairRequested | None:
     """What to ask the repairer for this scored audit, or None when no repair is due."""
     scored = state.scored
@@ -94,6 +101,7 @@ def repair_request(state: AuditState) -> RepairRequested | None:
         max_iterations=REPAIR_ITERATIONS,
         requested_by="scorer",
         judge=state.options.judge,
+        unexecuted=_unexecuted(state),
     )
 
 
