@@ -101,12 +101,21 @@ GIT_SAFE = "-c core.fsmonitor=false -c core.untrackedCache=false -c core.hooksPa
 # docstring): no global configuration, the repository found where it was before the run.
 GIT_SEALED_ENV = (
     "HOME=/nonexistent XDG_CONFIG_HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1"
-    f' GIT_DIR="$gitdir" GIT_COMMON_DIR="$common" GIT_WORK_TREE={REPOSITORY}'
+    ' GIT_DIR="$gitdir" GIT_COMMON_DIR="$common" GIT_WORK_TREE="$worktree"'
 )
 
 # The porcelain status both before and after the run: submodules' work trees are not entered
 # (git would run `git status` in each, under the submodule's own configuration).
 STATUS_ARGS = "--porcelain=v1 -z --untracked-files=all --ignore-submodules=dirty"
+
+# Run in the repository (`hasgit`: 1 when it is one) before the candidate is applied: where its
+# git directories are, and its configuration as it is then, kept in the wrapper's memory.
+KEEP_GIT_CONFIG = r"""worktree=$(pwd -P) gitdir= common= gitconfig=
+if [ "$hasgit" = 1 ]; then
+  gitdir=$(g rev-parse --absolute-git-dir 2>/dev/null)
+  common=$(cd "$(g rev-parse --git-common-dir 2>/dev/null)" 2>/dev/null && pwd -P)
+  gitconfig=$(cat -- "$common/config" 2>/dev/null)
+fi"""
 
 # Shell functions of the wrapper: `sealed` runs git with the repository's configuration as it was
 # before the run; `reseal` puts that configuration back (0) or finds `.git` replaced (1).
@@ -156,12 +165,7 @@ cd {REPOSITORY} 2>/dev/null || {{ mark fatal:no-repository; finish; }}
 hasgit=0
 if g rev-parse --is-inside-work-tree >/dev/null 2>&1; then hasgit=1; fi
 if [ "$hasgit" = 1 ]; then mark git:yes; else mark git:no; fi
-gitdir= common= gitconfig=
-if [ "$hasgit" = 1 ]; then
-  gitdir=$(g rev-parse --absolute-git-dir 2>/dev/null)
-  common=$(cd "$(g rev-parse --git-common-dir 2>/dev/null)" 2>/dev/null && pwd -P)
-  gitconfig=$(cat -- "$common/config" 2>/dev/null)
-fi
+{KEEP_GIT_CONFIG}
 {SEALED_GIT}
 if [ "$hasgit" = 1 ] && [ -f "$stage/baseline" ]; then
   mark baseline
