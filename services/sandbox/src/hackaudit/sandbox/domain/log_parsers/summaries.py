@@ -86,9 +86,7 @@ def _doubt(
     reports: Sequence[Report], summaries: Sequence[Summary], exit_code: int | None, shape: str
 ) -> str | None:
     """Why the favourable reports are not backed by the runner's summaries, or None."""
-    favourable = [
-        r for r in reports if r.status in FAVOURABLE and not r.test.startswith(_FIXTURES)
-    ]
+    favourable = [r for r in reports if r.status in FAVOURABLE and not r.test.startswith(_FIXTURES)]
     if not favourable:
         return None
     if not summaries:
