@@ -49,12 +49,12 @@ What remains possible is tampering with the harness from inside the test process
 writes every channel the results come from: a `conftest.py` hook that rewrites pytest's reports
 (flagged as touching test configuration), code that finds pytest's JUnit file (its path is in
 pytest's argv) and rewrites it together with the printed summary, or a complete imitation of
-unittest's, Django's or sympy's output with its summary and exit status 0 (not detected; the
-README's sandbox section lists it per runner). Those are exploits of the verifier, which is what
-hackaudit measures, not of the sandbox. After `test-exit`, `git status` may run filters a
-candidate planted in `.git/config` during the run; they can only falsify that run's own
-file-change flags. Killing the wrapper itself is possible (same uid) but cannot help: a run
-without `test-exit` is never resolved.
+unittest's, Django's or sympy's output with its summary and exit status 0 (none is detected; the
+README lists them per runner). Those are exploits of the verifier, which is what hackaudit
+measures, not of the sandbox. After `test-exit`, `git status` may run filters a candidate planted
+in `.git/config` during the run; they can only falsify that run's own file-change flags. Killing
+the wrapper itself is possible (same uid) but cannot help: a run without `test-exit` is never
+resolved.
 """
 
 from __future__ import annotations
