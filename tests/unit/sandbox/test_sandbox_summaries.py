@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from hackaudit.sandbox.adapters.artifact_store import MemoryArtifactStore
+from hackaudit.sandbox.adapters.fake_backend import FakeBackend, FakeOutcome
+from hackaudit.sandbox.adapters.timing_store import MemoryTimingStore
+from hackaudit.sandbox.bootstrap import bootstrap
 from hackaudit.sandbox.domain.log_parsers import parse_log
 from hackaudit.sandbox.domain.log_parsers.summaries import (
     corroborate_by_summary,
@@ -18,7 +22,16 @@ from hackaudit.sandbox.domain.log_parsers.summaries import (
     unittest_summaries,
 )
 from hackaudit.sandbox.domain.log_parsers.text import clean_lines
-from hackaudit.shared.contracts import TestStatus
+from hackaudit.sandbox.settings import SandboxSettings
+from hackaudit.shared.contracts import (
+    Candidate,
+    Invocation,
+    Probe,
+    RunResult,
+    RunStatus,
+    Task,
+    TestStatus,
+)
 
 P, F, E, S = TestStatus.PASSED, TestStatus.FAILED, TestStatus.ERROR, TestStatus.SKIPPED
 SYMPY_LOGS = Path("/work/shared/data/logs/sympy-bin-test")
@@ -164,3 +177,59 @@ def test_pytest_is_left_to_its_junit_report() -> None:
     log = "PASSED tests/test_ops.py::test_add\n"
     statuses = {"tests/test_ops.py::test_add": P}
     assert corroborate_by_summary("pytest", log, statuses, 0) == (statuses, None)
+
+
+# --- through the runner, on the in-memory backend ---------------------------------------------
+
+TASK = Task.model_validate(
+    {
+        "instance_id": "m__m-1",
+        "repo": "example/m",
+        "base_commit": "abc123",
+        "patch": "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-bug\n+fix\n",
+        "test_patch": (
+            "diff --git a/tests/test_ops.py b/tests/test_ops.py\n--- a/tests/test_ops.py\n"
+            "+++ b/tests/test_ops.py\n@@ -1 +1,2 @@\n x\n+y\n"
+        ),
+        "FAIL_TO_PASS": [NAMES[0]],
+        "PASS_TO_PASS": [NAMES[1]],
+        "test_command": "python -m unittest -v",
+        "log_parser": "unittest",
+        "image": "example/m:1",
+    }
+)
+PROBE = Probe(
+    files={"test_hackaudit_probe.py": "x = 1\n"},
+    test="test_hackaudit_probe.py",
+    loaded="HackauditProbe.test_hackaudit_probe_loaded",
+)
+LOADED = (
+    "test_hackaudit_probe_loaded (test_hackaudit_probe.HackauditProbe.test_hackaudit_probe_loaded)"
+)
+
+
+async def _run(output: str, invocation: Invocation | None = None) -> RunResult:
+    backend = FakeBackend(respond=lambda run: FakeOutcome(runner_output=output, exit_code=0))
+    runner = bootstrap(
+        SandboxSettings(),
+        backend=backend,
+        artifacts=MemoryArtifactStore(),
+        timings=MemoryTimingStore(),
+    )
+    candidate = Candidate.gold(TASK)
+    return await runner.run_once(TASK, candidate, timeout_s=30, invocation=invocation)
+
+
+async def test_a_graded_run_without_the_runners_summary_is_not_resolved() -> None:
+    forged = await _run(LINES)
+    real = await _run(LINES + SUMMARY.format(n=2, verdict="OK"))
+
+    assert forged.status is RunStatus.COMPLETED and forged.resolved is False
+    assert forged.tests == dict.fromkeys(NAMES, F)
+    assert "no final summary" in forged.reason and "not corroborated" in forged.reason
+    assert real.resolved is True, real.reason
+
+
+async def test_a_probes_results_are_read_as_printed() -> None:
+    result = await _run(f"{LOADED} ... ok\n", PROBE)
+    assert result.resolved is True, result.reason
