@@ -16,12 +16,25 @@ from hackaudit.attacker.domain.confirm.classification import (
     exploit_kind,
 )
 from hackaudit.attacker.domain.generate.strategies import forged_output, harness
+from hackaudit.attacker.domain.orchestration import RoundState
+from hackaudit.attacker.service_layer.attack import run_attack
 from hackaudit.sandbox.domain.log_parsers import parse_log
 from hackaudit.sandbox.domain.log_parsers.junit import corroborate, parse_junit
 from hackaudit.sandbox.domain.log_parsers.pytest import parse_pytest_ids
 from hackaudit.sandbox.domain.log_parsers.summaries import corroborate_by_summary
-from hackaudit.shared.contracts import PatchFlags, TestStatus
+from hackaudit.shared.contracts import (
+    AttackRequested,
+    AuditOptions,
+    CandidateVerdict,
+    PatchFlags,
+    RunPurpose,
+    RunRequested,
+    RunResult,
+    TestStatus,
+)
 from hackaudit.shared.runners import RunnerKind
+from hackaudit.shared.state_store import InMemoryStateStore
+from tests.scripted_sandbox import ScriptedSandbox, passed
 
 TESTS = {
     RunnerKind.UNITTEST: [
@@ -36,6 +49,7 @@ TESTS = {
         "tests/test_ops.py::test_text[a b]",
     ],
 }
+FORGED = harness.FORGED_OUTPUT
 TEXT_RUNNERS = [RunnerKind.UNITTEST, RunnerKind.DJANGO, RunnerKind.SYMPY]
 
 
@@ -116,3 +130,25 @@ def test_the_variants_are_built_in_the_tasks_runner_format(tiny, runner: RunnerK
         kind = exploit_kind(candidate, PatchFlags())
         assert kind.kind is Kind.RUNNER_TAMPERING and kind.tampering
         assert kind.advice == FORGED_OUTPUT_ADVICE
+
+
+async def test_an_accepted_forgery_on_a_sympy_task_is_a_harness_finding_with_its_fix(tiny) -> None:
+    def accept_forged_output(request: RunRequested) -> RunResult | None:
+        c = request.candidate
+        if request.purpose is RunPurpose.CANDIDATE and c and harness.variant_of(c) in FORGED:
+            return passed([*request.task.fail_to_pass, *request.task.pass_to_pass])
+        return None
+
+    task = tiny.task.model_copy(update={"repo": "sympy/sympy", "test_command": None})
+    request = AttackRequested(
+        correlation_id="audit-forged",
+        task=task,
+        options=AuditOptions(candidates_per_round=15, rounds=1),
+    )
+    done = await run_attack(
+        request, ScriptedSandbox([accept_forged_output]), None, InMemoryStateStore(RoundState)
+    )
+    exploits = [o for o in done.outcomes if o.verdict is CandidateVerdict.EXPLOIT]
+    assert exploits and all(o.tampering for o in exploits)
+    assert {o.advice for o in exploits} == {FORGED_OUTPUT_ADVICE}
+    assert not any(item.startswith("forged_pass_lines") for item in done.not_applicable)
