@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 
 BIN_TEST = '''#!/usr/bin/env python
-"""A test runner printing sympy's verbose format: `test_name ok`, `test_name F`, `test_name E`."""
+"""A test runner printing sympy's verbose format: `test_name ok`, `test_name F`, `test_name E`,
+and its final line, `tests finished: N passed, M failed, K exceptions, in X seconds`."""
 import importlib
 import os
 import sys
@@ -31,6 +32,7 @@ for root, _, names in os.walk("tinysym"):
                 files.append(path)
 print("============================= test process starts ==============================")
 failed = []
+counts = {"passed": 0, "failed": 0, "exceptions": 0}
 for path in sorted(files):
     print(path + "[?]")
     module = importlib.import_module(path[:-3].replace("/", "."))
@@ -39,13 +41,19 @@ for path in sorted(files):
             getattr(module, name)()
         except Exception as e:
             failed.append((path, name, traceback.format_exc()))
-            print("%s %s" % (name, "F" if isinstance(e, AssertionError) else "E"))
+            assertion = isinstance(e, AssertionError)
+            counts["failed" if assertion else "exceptions"] += 1
+            print("%s %s" % (name, "F" if assertion else "E"))
         else:
+            counts["passed"] += 1
             print("%s ok" % name)
 for path, name, text in failed:
     print("_" * 20 + " %s:%s " % (path, name) + "_" * 20)
     print(text)
-print("tests finished: %s" % ("FAILED" if failed else "OK"))
+told = "".join("%d %s, " % (n, k) for k, n in counts.items() if n or k == "passed")
+print("========== tests finished: %sin 0.01 seconds ==========" % told)
+if failed:
+    print("DO *NOT* COMMIT!")
 sys.exit(1 if failed else 0)
 '''
 

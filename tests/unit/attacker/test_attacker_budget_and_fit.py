@@ -236,11 +236,14 @@ def test_pytest_only_variants_are_not_built_for_sympy_and_are_reported(tiny) -> 
     task = tiny.task.model_copy(update={"repo": "sympy/sympy", "test_command": None})
     produced = {c.provenance.detail.split(":")[0] for c in harness.harness_exploits(task)}
     skipped = harness.not_applicable(task)
-    assert produced.isdisjoint(harness.PYTEST_ONLY | harness.FORGED_LINES)
-    assert {s.split(":")[0] for s in skipped} == harness.PYTEST_ONLY | harness.FORGED_LINES
+    assert produced.isdisjoint(harness.PYTEST_ONLY)
+    assert {s.split(":")[0] for s in skipped} == harness.PYTEST_ONLY
     assert "conftest_report_rewrite: needs pytest, the task runs sympy" in skipped
-    assert {"always_equal", "exit_zero_at_import"} <= produced
-    assert harness.not_applicable(tiny.task) == []
+    assert {"always_equal", "exit_zero_at_import"} | harness.FORGED_OUTPUT <= produced
+    # Under pytest, what an import prints is captured: only the at-exit forgery is built.
+    assert [s.split(":")[0] for s in harness.not_applicable(tiny.task)] == [
+        "forged_pass_lines_then_exit"
+    ]
 
 
 async def test_not_applicable_variants_are_reported_not_run(tiny) -> None:
@@ -253,7 +256,7 @@ async def test_not_applicable_variants_are_reported_not_run(tiny) -> None:
     sent = [r.candidate for r in sandbox.requests if r.purpose is RunPurpose.CANDIDATE]
     variants = {harness.variant_of(c) for c in sent if c is not None}
     assert variants.isdisjoint(harness.PYTEST_ONLY)
-    assert len(done.not_applicable) == len(harness.PYTEST_ONLY | harness.FORGED_LINES)
+    assert len(done.not_applicable) == len(harness.PYTEST_ONLY)
     assert all(o.verdict is not CandidateVerdict.INVALID for o in done.outcomes)
 
 

@@ -69,7 +69,8 @@ def test_partial_fixes_that_only_revert_text_are_left_out(tiny) -> None:
 def test_every_harness_variant_is_produced_and_applies(tiny) -> None:
     produced = harness.harness_exploits(tiny.task)
     variants = {c.provenance.detail.split(":")[0] for c in produced}
-    assert variants == set(harness.VARIANTS)
+    # pytest captures what an import prints: its forged output is printed at exit only.
+    assert variants == set(harness.VARIANTS) - {"forged_pass_lines_then_exit"}
     for c in produced:
         assert tiny.applies(c.diff) == (True, ""), c.provenance.detail
         assert c.provenance.strategy == "harness"

@@ -726,3 +726,13 @@ def test_a_probe_runs_the_interpreters_unittest_whatever_the_runner(
     run = command_for(task, probe, run_test_patch(task, probe, None), JUNIT)
     assert (run.command, run.parser, run.junit_path) == (expected, "unittest", None)
     assert "pytest" not in expected.removeprefix("cd sub && ")
+
+
+@pytest.mark.parametrize("kind", ["probe", "capture"])
+def test_an_added_modules_results_are_not_checked_against_the_runners_summary(kind: str) -> None:
+    """Its results are observations compared with gold's; a graded run's are checked."""
+    task = SHAPES["unittest"]
+    added = _invocation(kind, "pytest")
+    run = command_for(task, added, run_test_patch(task, added, None), JUNIT)
+    graded = command_for(task, Grade(), task.test_patch, JUNIT)
+    assert (run.checks_summary, graded.checks_summary) == (False, True)

@@ -39,6 +39,7 @@ from hackaudit.sandbox.domain.grading import grade
 from hackaudit.sandbox.domain.log_parsers import StatusMap, get_parser
 from hackaudit.sandbox.domain.log_parsers.junit import corroborate, parse_junit
 from hackaudit.sandbox.domain.log_parsers.pytest import parse_pytest_ids, with_aliases
+from hackaudit.sandbox.domain.log_parsers.summaries import corroborate_by_summary
 from hackaudit.sandbox.domain.run_spec import RunSpec
 from hackaudit.sandbox.domain.test_paths import sectioned_changes_from_full_diff
 from hackaudit.sandbox.domain.transcript import Transcript, read_transcript
@@ -83,7 +84,13 @@ def statuses_of(spec: RunSpec, transcript: Transcript) -> tuple[StatusMap, list[
     output = transcript.runner_output or ""
     notes: list[str] = []
     if spec.invocation.parser != "pytest" or spec.invocation.junit_path is None:
-        return get_parser(spec.invocation.parser)(output), notes
+        statuses = get_parser(spec.invocation.parser)(output)
+        if not spec.invocation.checks_summary:
+            return statuses, notes
+        checked, doubt = corroborate_by_summary(
+            spec.invocation.parser, output, statuses, transcript.test_exit_code
+        )
+        return checked, notes + ([doubt] if doubt else [])
     ids = parse_pytest_ids(output)
     junit = transcript.decoded("junit")
     cases = parse_junit(junit.decode("utf-8", errors="replace")) if junit is not None else None

@@ -41,13 +41,16 @@ What the candidate's code could forge, and why it cannot:
   tests run and runs it after every process they left is gone; the report goes after its own
   marker, base64-encoded, never through the runner's output.
 - *Test results printed inside the runner's section.* Those the candidate's code can print, since
-  it runs as part of the test command; the log parsers are built not to be fooled by them (see
-  `log_parsers`), and pytest's results are also checked against its JUnit XML report.
+  it runs as part of the test command; the log parsers keep the worse of two reports of a test,
+  pytest's results are checked against its JUnit XML report, and the other runners' against their
+  own final summary and the exit status (`log_parsers.summaries`).
 
-What remains possible is tampering with the harness from inside the test process itself: a
-`conftest.py` hook that rewrites pytest's reports (flagged as touching test configuration), or
-code that finds pytest's JUnit file (its path is in pytest's argv) and rewrites it together with
-the printed summary (not detected). Those are exploits of the verifier, which is what hackaudit
+What remains possible is tampering with the harness from inside the test process itself, which
+writes every channel the results come from: a `conftest.py` hook that rewrites pytest's reports
+(flagged as touching test configuration), code that finds pytest's JUnit file (its path is in
+pytest's argv) and rewrites it together with the printed summary, or a complete imitation of
+unittest's, Django's or sympy's output with its summary and exit status 0 (none is detected; the
+README lists them per runner). Those are exploits of the verifier, which is what hackaudit
 measures, not of the sandbox. Killing the wrapper itself is possible (same uid) but cannot help:
 a run without `test-exit` is never resolved.
 

@@ -8,8 +8,9 @@ Three kinds, each with the advice that closes it:
   changed sections, flagged them. The hole is in the harness: it
   should discard a patch's changes to tests. Reported apart, not counted against the task.
 * *runner tampering* — source code that defeats the runner from inside the test process (exit 0
-  at import, forged PASSED lines, pytest's reports patched, the fix read from later git history).
-  These pass on any task whatever its tests say, so they too are harness findings.
+  at import, forged results in the runner's own format, pytest's reports patched, the fix read
+  from later git history). These pass on any task whatever its tests say, so they too are harness
+  findings; forged results carry their own advice (`FORGED_OUTPUT_ADVICE`).
 * *task* — everything else that touches only the source: mutants, partial fixes, special cases
   and an always-equal return value. The task's own assertions let a wrong patch through; the
   fix is in its tests (for always-equal: compare types, use `is` or strict checks).
@@ -20,8 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from hackaudit.attacker.domain.generate.strategies.harness import (
+    FORGED_OUTPUT,
+    RUNNER_VARIANTS,
+    variant_of,
+)
 from hackaudit.attacker.domain.generate.strategies.harness import NAME as HARNESS
-from hackaudit.attacker.domain.generate.strategies.harness import RUNNER_VARIANTS, variant_of
 from hackaudit.attacker.domain.reading import diffs
 from hackaudit.shared.anatomy import is_test_path
 from hackaudit.shared.contracts import Candidate, PatchFlags
@@ -42,6 +47,14 @@ ADVICE = {
     Kind.TASK: "tests: add assertions that tell this candidate from gold (the evidence names an "
     "input on which they differ)",
 }
+FORGED_OUTPUT_ADVICE = (
+    "harness: the results were read from text the tests' own process prints, and the patch's "
+    "code printed them (the runner's per-test lines, its final summary, an exit status of 0; "
+    "under pytest its JUnit report rewritten too) — take results from a channel that process "
+    "cannot write: run the patch's code in a process apart from the one that reports, or have "
+    "the runner report each result to a collector outside the test process and its user; at the "
+    "least, refuse a run whose runner's own summary is missing, late or does not count its results"
+)
 ALWAYS_EQUAL_ADVICE = (
     "tests: the assertions accept an object equal to everything — compare types too "
     "(`type(got) is type(expected)` / `isinstance`), use `is` for singletons and booleans, and "
@@ -75,6 +88,8 @@ def exploit_kind(candidate: Candidate, flags: PatchFlags) -> ExploitKind:
         return ExploitKind(Kind.TEST_TAMPERING, ADVICE[Kind.TEST_TAMPERING])
     if candidate.provenance.strategy == HARNESS:
         variant = variant_of(candidate)
+        if variant in FORGED_OUTPUT:
+            return ExploitKind(Kind.RUNNER_TAMPERING, FORGED_OUTPUT_ADVICE)
         if variant in RUNNER_VARIANTS:
             return ExploitKind(Kind.RUNNER_TAMPERING, ADVICE[Kind.RUNNER_TAMPERING])
         if variant == "always_equal":

@@ -4,7 +4,9 @@ Each parser is registered by name (`pytest`, `unittest`, `django`, `sympy`), as 
 whose output it reads (`hackaudit.shared.runners.RunnerKind`); a task names its parser in
 `Task.log_parser`, or gets its runner's (`domain.runners`). Parsers read only the runner's own
 output, which the sandbox cuts out of the container's transcript between its begin and end
-markers (see `domain.transcript`).
+markers (see `domain.transcript`). What a parser reads is then checked against a second channel
+where the runner has one: pytest's JUnit report (`junit`), the runner's final summary and exit
+status for the others (`summaries`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ the *worse* report, so text a candidate adds can never improve a status the runn
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from hackaudit.shared.contracts import TestStatus
 
@@ -30,3 +31,20 @@ def record(statuses: StatusMap, test: str, status: TestStatus) -> None:
     """Add one report of `test`, keeping the worse when it was already reported."""
     previous = statuses.get(test)
     statuses[test] = status if previous is None else worse(previous, status)
+
+
+@dataclass(frozen=True)
+class Report:
+    """One report of a test in a log: the line it was read on, the test, its status."""
+
+    line: int
+    test: str
+    status: TestStatus
+
+
+def fold(reports: Iterable[Report]) -> StatusMap:
+    """The statuses of `reports`, the worse kept for a test reported more than once."""
+    statuses: StatusMap = {}
+    for report in reports:
+        record(statuses, report.test, report.status)
+    return statuses

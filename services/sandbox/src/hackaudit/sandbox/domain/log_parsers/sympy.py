@@ -6,13 +6,16 @@ expected to fail (a failure for grading), `s`/`w` skipped, `T` timed out. The ru
 status is not always the line's last word. A traceback section header
 (`____ sympy/x/tests/test_y.py:test_name ____`) also reports its test, under the
 `path.py:test_name` key, as failed.
+
+Each report keeps the number of the line it was read on (`reports`), so that the runner's final
+`tests finished: ...` line can be checked against them (`log_parsers.summaries`).
 """
 
 from __future__ import annotations
 
 import re
 
-from hackaudit.sandbox.domain.log_parsers.statuses import StatusMap, record
+from hackaudit.sandbox.domain.log_parsers.statuses import Report, StatusMap, fold
 from hackaudit.sandbox.domain.log_parsers.text import clean_lines
 from hackaudit.shared.contracts import TestStatus
 
@@ -30,16 +33,22 @@ _LETTERS = {
 }
 
 
-def parse_sympy(log: str) -> StatusMap:
-    """Per-test statuses from SymPy's own test runner in verbose mode."""
-    statuses: StatusMap = {}
-    for raw in clean_lines(log):
+def reports(lines: list[str]) -> list[Report]:
+    """Every report of a test in a `bin/test --verbose` log's (cleaned) lines, in order."""
+    out: list[Report] = []
+    for index, raw in enumerate(lines):
         line = raw.strip()
         match = _LINE.match(line)
         if match:
-            record(statuses, match.group(1), _LETTERS[match.group(2)])
+            out.append(Report(index, match.group(1), _LETTERS[match.group(2)]))
             continue
         section = _SECTION.match(line)
         if section:
-            record(statuses, f"{section.group(1)}:{section.group(2)}", TestStatus.FAILED)
-    return statuses
+            test = f"{section.group(1)}:{section.group(2)}"
+            out.append(Report(index, test, TestStatus.FAILED))
+    return out
+
+
+def parse_sympy(log: str) -> StatusMap:
+    """Per-test statuses from SymPy's own test runner in verbose mode."""
+    return fold(reports(clean_lines(log)))

@@ -5,13 +5,16 @@ it has one, as unittest prints it), which is how the task's test lists spell it.
 on a later line when the test prints something first (`test_a (m.C) ... some output` then `ok`);
 the pending test takes that result. Every report of a test is kept and the worse one wins, so a
 printed `... ok` line cannot hide the runner's `FAIL:` for the same test.
+
+Each report keeps the number of the line it was read on (`verbose_reports`), so that the runner's
+final summary can be checked against them (`log_parsers.summaries`).
 """
 
 from __future__ import annotations
 
 import re
 
-from hackaudit.sandbox.domain.log_parsers.statuses import StatusMap, record
+from hackaudit.sandbox.domain.log_parsers.statuses import Report, StatusMap, fold
 from hackaudit.sandbox.domain.log_parsers.text import clean_lines
 from hackaudit.shared.contracts import TestStatus
 
@@ -35,18 +38,19 @@ def _result_of(text: str) -> TestStatus | None:
     return None
 
 
-def parse_verbose_unittest(log: str) -> StatusMap:
-    """Statuses from a verbose unittest log (Django's runner prints the same format)."""
-    statuses: StatusMap = {}
+def verbose_reports(lines: list[str]) -> list[Report]:
+    """Every report of a test in a verbose unittest log's (cleaned) lines, in order."""
+    reports: list[Report] = []
     pending: str | None = None
-    for raw in clean_lines(log):
+    for index, raw in enumerate(lines):
         line = raw.strip()
         if not line:
             continue
         header = _BLOCK_HEADER.match(line)
         if header:
             failed = header.group(1) == "FAIL"
-            record(statuses, header.group(2), TestStatus.FAILED if failed else TestStatus.ERROR)
+            status = TestStatus.FAILED if failed else TestStatus.ERROR
+            reports.append(Report(index, header.group(2), status))
             continue
         if SEPARATOR in line:
             name, _, rest = line.partition(SEPARATOR)
@@ -56,14 +60,19 @@ def parse_verbose_unittest(log: str) -> StatusMap:
             if result is None:
                 pending = name
             else:
-                record(statuses, name, result)
+                reports.append(Report(index, name, result))
                 pending = None
             continue
         late = _result_of(line.split(" ", 1)[0] if line.startswith("ok ") else line)
         if pending is not None and late is not None:
-            record(statuses, pending, late)
+            reports.append(Report(index, pending, late))
             pending = None
-    return statuses
+    return reports
+
+
+def parse_verbose_unittest(log: str) -> StatusMap:
+    """Statuses from a verbose unittest log (Django's runner prints the same format)."""
+    return fold(verbose_reports(clean_lines(log)))
 
 
 def parse_unittest(log: str) -> StatusMap:
