@@ -53,7 +53,7 @@ from hackaudit.sandbox.adapters.writable_places import (
     confined_options,
     image_argv,
     recipe,
-    testbed_kb_of,
+    recorded_testbed_kb,
 )
 from hackaudit.sandbox.domain.cpu_weight import CpuWeight
 from hackaudit.sandbox.domain.execution import Execution, Phase, RunPlan
@@ -474,13 +474,13 @@ class DockerBackend:
             raise BackendUnavailable(f"cannot inspect image {image!r}: {exc}") from exc
         labels = details.labels or {}
         if labels.get(f"{LABEL}.runnable") == "1" and TESTBED_KB_LABEL in labels:
-            self._testbed_kb[image] = testbed_kb_of(labels)
+            self._testbed_kb[image] = recorded_testbed_kb(labels)
             return image
         template = recipe("IMAGE", details.id, 0)
         digest = hashlib.sha256(f"{details.id}\0{template}".encode()).hexdigest()[:16]
         derived = f"{DERIVED_REPOSITORY}:{digest}"
         with contextlib.suppress(ImageNotFound):
-            self._testbed_kb[derived] = testbed_kb_of(self.client.images.get(derived).labels)
+            self._testbed_kb[derived] = recorded_testbed_kb(self.client.images.get(derived).labels)
             return derived
         kb = self._testbed_size(image)
         log.info("sandbox.image.adapting", image=image, testbed_kb=kb, derived=derived)

@@ -73,7 +73,7 @@ class WritablePlace:
         return f"{_SCRATCH},size={self.size_mb}m,{self.owner}"
 
 
-def testbed_mb(testbed_kb: int | None) -> int:
+def pristine_mb(testbed_kb: int | None) -> int:
     """The room the pristine repository itself takes in `/testbed`'s tmpfs."""
     return (max(testbed_kb or 0, 0) >> 10) + TESTBED_MARGIN_MB
 
@@ -88,13 +88,13 @@ def writable_places(max_write_mb: int, testbed_kb: int | None) -> tuple[Writable
     if testbed_kb is None:
         return scratch
     owner = f"uid={RUNNER_UID},gid={RUNNER_UID},mode=0755"
-    return (WritablePlace("/testbed", testbed_mb(testbed_kb) + max_write_mb, owner), *scratch)
+    return (WritablePlace("/testbed", pristine_mb(testbed_kb) + max_write_mb, owner), *scratch)
 
 
 def memory_limit_mb(memory_mb: int, max_write_mb: int, testbed_kb: int | None) -> int:
     """The container's memory limit: the processes' `memory_mb`, plus the pristine repository's
     copy and one place filled to the write cap (tmpfs pages count against the limit)."""
-    return memory_mb + testbed_mb(testbed_kb) + max_write_mb
+    return memory_mb + pristine_mb(testbed_kb) + max_write_mb
 
 
 def confined_options(
@@ -139,7 +139,7 @@ def image_argv(argv: tuple[str, ...], populate: bool) -> tuple[str, ...]:
     return (*argv[:2], (POPULATE if populate else "") + IMAGE_LAUNCHER, *argv[3:])
 
 
-def testbed_kb_of(labels: dict[str, str] | None) -> int | None:
+def recorded_testbed_kb(labels: dict[str, str] | None) -> int | None:
     """The pristine repository's size recorded on a derived image (None: it has none)."""
     value = (labels or {}).get(TESTBED_KB_LABEL, "")
     return int(value) if value.isdigit() else None
