@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hackaudit.sandbox.domain.protocol import GIT_SAFE, launcher_argv
+from hackaudit.sandbox.domain.protocol import FILL_FAILED, GIT_SAFE, launcher_argv
 
 KIT = "/opt/hackaudit"
 PRISTINE = f"{KIT}/testbed"
@@ -53,10 +53,10 @@ IMAGE_LAUNCHER = (
 )
 
 # Fills `/testbed`'s tmpfs from the pristine copy and refreshes git's index of the copy (its
-# files have new inode numbers). Exits 125 when the copy fails: the run then finds its container
-# gone, an infrastructure fault.
+# files have new inode numbers). Exits `FILL_FAILED` when the copy fails: the run then finds its
+# container gone, an infrastructure fault.
 POPULATE = (
-    f"if [ -d {PRISTINE} ]; then cp -a {PRISTINE}/. /testbed/ || exit 125; "
+    f"if [ -d {PRISTINE} ]; then cp -a {PRISTINE}/. /testbed/ || exit {FILL_FAILED}; "
     f"git -C /testbed {GIT_SAFE} update-index -q --refresh >/dev/null 2>&1 || :; fi; "
 )
 

@@ -76,6 +76,9 @@ PORCELAIN_CAP = 1 << 20
 CONFIG_DIFF_CAP = 2 << 20
 JUNIT_CAP = 8 << 20
 COVERAGE_CAP = 8 << 20
+# The exit status of a container whose `/testbed` could not be filled from the image's pristine
+# copy before the wrapper started (`adapters.writable_places.POPULATE`).
+FILL_FAILED = 74
 
 # The run's files the candidate's code has no business with (the test patch, the test command,
 # the candidate itself, the set-up's lists): removed before the test command starts, once the
