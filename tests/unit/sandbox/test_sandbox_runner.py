@@ -12,6 +12,7 @@ from hackaudit.sandbox.adapters.fake_backend import FakeBackend, FakeOutcome, Fa
 from hackaudit.sandbox.adapters.timing_store import MemoryTimingStore
 from hackaudit.sandbox.bootstrap import bootstrap
 from hackaudit.sandbox.domain.execution import Execution, Phase
+from hackaudit.sandbox.domain.protocol import FILL_FAILED
 from hackaudit.sandbox.domain.transcript import CapturedOutput
 from hackaudit.sandbox.errors import (
     BackendUnavailable,
@@ -331,6 +332,15 @@ async def test_an_execution_the_backend_returns_directly_is_read_too() -> None:
     result = await runner.run_once(TASK, candidate())
     assert result.status is RunStatus.INFRA_ERROR
     assert "wrapper did not start" in result.reason
+
+
+async def test_a_container_whose_repository_could_not_be_copied_is_an_infra_error() -> None:
+    runner, _, _ = make_runner(
+        lambda run: Execution(output=CapturedOutput(), exit_code=FILL_FAILED)
+    )
+    result = await runner.run_once(TASK, candidate())
+    assert result.status is RunStatus.INFRA_ERROR
+    assert "could not be copied into the container's /testbed" in result.reason
 
 
 async def test_lifecycle_reaches_the_backend() -> None:

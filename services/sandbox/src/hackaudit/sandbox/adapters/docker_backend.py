@@ -7,19 +7,20 @@ paid per run. Each container has no network, all capabilities dropped, `no-new-p
 a seccomp profile that refuses tracing other processes (see `seccomp_profile`), memory (without
 swap), pids, CPU and file-size limits, no log driver (nothing it prints reaches the host's disk),
 is labelled `hackaudit.sandbox=1`, and is removed after its one run whatever happened.
-
-The root file system stays writable: `/testbed` must be, and copying a repository into a volume
-for each run costs seconds; the run's writes live in the container's own layer and vanish with
-it, and the image's files, owned by root, are read-only to uid 1000 anyway.
+The root file system is read-only; the only writable places are size-limited tmpfs mounts
+(`writable_places`): `/testbed`, filled from the derived image's pristine copy by the container's
+main process as soon as the container starts (before the run attaches: the pool starts
+containers ahead), `/tmp`, `/var/tmp` and `/dev/shm`. What a run writes is capped
+(`max_write_mb` per place, the container's memory limit for all of them), fails inside the run
+with ENOSPC past the cap, and never reaches the host's disk.
 
 Blocking Docker calls run in worker threads so the event loop never waits on them; the stream
 of one run is read in one thread, with the run's deadlines enforced there by killing the
 container.
 
 Images are adapted once: a derived image, tagged `hackaudit-sandbox/runnable:<hash of the image
-id and the recipe>`, re-owns `/testbed` for uid 1000 where it is not (images built by the
-SWE-bench harness, where everything belongs to root), and refreshes git's index of `/testbed` in
-a layer of its own (see `INDEX_REFRESH`).
+id and the recipe>` (`writable_places.recipe`, the same image for both isolation modes), holds a
+pristine copy of `/testbed` owned by uid 1000 and the wrapper's execute-only bash.
 """
 
 from __future__ import annotations
@@ -48,6 +49,13 @@ from docker.types import LogConfig, Ulimit
 from hackaudit.sandbox.adapters.container_pool import ContainerPool
 from hackaudit.sandbox.adapters.output_capture import FrameDecoder, OutputCapture
 from hackaudit.sandbox.adapters.seccomp_profile import security_option
+from hackaudit.sandbox.adapters.writable_places import (
+    TESTBED_KB_LABEL,
+    confined_options,
+    image_argv,
+    recipe,
+    recorded_testbed_kb,
+)
 from hackaudit.sandbox.domain.cpu_weight import CpuWeight
 from hackaudit.sandbox.domain.execution import Execution, Phase, RunPlan
 from hackaudit.sandbox.errors import BackendUnavailable, ContainerFailed, ImageMissing
@@ -60,15 +68,6 @@ OWNER_LABEL = "hackaudit.sandbox.owner"
 PROBE_USER = "65534:65534"
 RUNNER_UID = "1000"
 DERIVED_REPOSITORY = "hackaudit-sandbox/runnable"
-# Run in a layer of its own, so the tree's files stay in the layers below, whose inode numbers
-# and change times every container sees as they are: git's index then matches the tree, and a
-# run's first `git status` / `checkout` need not hash the whole tree again (on sympy, ~0.4 s of
-# CPU per run). Without it, the image's last `chown` (or a build that wrote the index before the
-# files' final layer) leaves every entry's stat data stale in every container.
-INDEX_REFRESH = (
-    "git -C /testbed -c core.fsmonitor=false -c core.hooksPath=/dev/null "
-    "update-index -q --refresh >/dev/null 2>&1; true"
-)
 _RECV = 256 * 1024
 
 
@@ -204,6 +203,9 @@ class DockerBackend:
         self._owner = owner_id()
         self._pools: OrderedDict[tuple[str, ...], ContainerPool] = OrderedDict()
         self._runnable = DerivedImages(self._adapt_image)
+        self._max_write_mb = settings.max_write_mb
+        # The derived images' pristine /testbed sizes in KiB (None: no repository).
+        self._testbed_kb: dict[str, int | None] = {}
         self._slots = asyncio.Semaphore(settings.max_concurrent_runs)
         self._readers = ThreadPoolExecutor(
             max_workers=settings.max_concurrent_runs, thread_name_prefix="sandbox-run"
@@ -295,7 +297,7 @@ class DockerBackend:
         pool = self._pools.get(key)
         if pool is None:
             runnable = await self._runnable_image(plan.image)
-            options = container_options(runnable, self._limits, self._owner, plan.argv, plan.user)
+            options = self._confined(runnable, plan.argv, plan.user)
             pool = self._pools.get(key)
             if pool is None:
                 pool = ContainerPool(
@@ -453,51 +455,57 @@ class DockerBackend:
     async def _runnable_image(self, image: str) -> str:
         return await self._runnable.of(image)
 
+    def _confined(self, runnable: str, argv: tuple[str, ...], user: str) -> dict[str, Any]:
+        """The options of a run's container of the derived image `runnable`: read-only root,
+        size-limited tmpfs writable places (`writable_places`), `argv` filling `/testbed`."""
+        kb = self._testbed_kb.get(runnable)
+        options = container_options(
+            runnable, self._limits, self._owner, image_argv(argv, kb is not None), user
+        )
+        return confined_options(options, self._limits.memory_mb, self._max_write_mb, kb)
+
     def _adapt_image(self, image: str) -> str:
-        """A derived image where uid 1000 owns /testbed and git's index of it is fresh (`image`
-        itself when it has no /testbed)."""
+        """The derived image of `image` (`writable_places.recipe`): uid 1000 owns a pristine
+        copy of /testbed, the wrapper's execute-only bash; built once, then reused."""
         try:
             details = self.client.images.get(image)
         except ImageNotFound as exc:
             raise ImageMissing(f"image {image!r} is not on this Docker engine") from exc
         except (DockerException, requests.RequestException) as exc:
             raise BackendUnavailable(f"cannot inspect image {image!r}: {exc}") from exc
-        if details.labels and details.labels.get(f"{LABEL}.runnable") == "1":
+        labels = details.labels or {}
+        if labels.get(f"{LABEL}.runnable") == "1" and TESTBED_KB_LABEL in labels:
+            self._testbed_kb[image] = recorded_testbed_kb(labels)
             return image
-        digest = hashlib.sha256(f"{details.id}\0{INDEX_REFRESH}".encode()).hexdigest()[:16]
+        template = recipe("IMAGE", details.id, 0)
+        digest = hashlib.sha256(f"{details.id}\0{template}".encode()).hexdigest()[:16]
         derived = f"{DERIVED_REPOSITORY}:{digest}"
         with contextlib.suppress(ImageNotFound):
-            self.client.images.get(derived)
+            self._testbed_kb[derived] = recorded_testbed_kb(self.client.images.get(derived).labels)
             return derived
-        owner = self._testbed_owner(image)
-        if owner is None:
-            return image
-        chown = (
-            ""
-            if owner == RUNNER_UID
-            else f"USER root\nRUN chown -R {RUNNER_UID}:{RUNNER_UID} /testbed\n"
+        kb = self._testbed_size(image)
+        log.info("sandbox.image.adapting", image=image, testbed_kb=kb, derived=derived)
+        built = build_image(
+            self.client,
+            recipe(image, details.id, kb),
+            derived,
+            f"cannot adapt image {image!r} for uid 1000",
         )
-        recipe = (
-            f"FROM {image}\n{chown}USER {RUNNER_UID}:{RUNNER_UID}\nRUN {INDEX_REFRESH}\n"
-            f'LABEL {LABEL}.runnable="1" {LABEL}.derived-from="{details.id}"\n'
-        )
-        log.info("sandbox.image.adapting", image=image, testbed_owner=owner, derived=derived)
-        return build_image(
-            self.client, recipe, derived, f"cannot adapt image {image!r} for uid 1000"
-        )
+        self._testbed_kb[derived] = kb
+        return built
 
-    def _testbed_owner(self, image: str) -> str | None:
-        """The uid owning /testbed in `image` (None when it has no /testbed)."""
+    def _testbed_size(self, image: str) -> int | None:
+        """The size in KiB of /testbed in `image` as uid 1000 sees it (None when it has none)."""
         idle = ("sleep", "infinity")
         container_id = self._create(
             container_options(image, self._limits, self._owner, idle, PROBE_USER)
         )
+        measure = "[ -d /testbed ] && du -sk /testbed 2>/dev/null | cut -f1"
         try:
             result = self.client.api.exec_create(
-                container_id, ["stat", "-c", "%u", "/testbed"], user=RUNNER_UID
+                container_id, ["/bin/sh", "-c", measure], user=RUNNER_UID
             )
             output = self.client.api.exec_start(result["Id"]).decode().strip()
-            code = self.client.api.exec_inspect(result["Id"]).get("ExitCode")
         finally:
             self._remove(container_id)
-        return output if code == 0 and output.isdigit() else None
+        return int(output) if output.isdigit() else None

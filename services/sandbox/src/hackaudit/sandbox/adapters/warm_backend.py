@@ -6,12 +6,13 @@ container costs a fraction of it. This backend keeps a few started containers pe
 and image, runs each plan in one of them with `docker exec`, and makes sure nothing of one run
 reaches the next by construction rather than by enumeration:
 
-- the container's root file system is **read-only**; the only writable places are tmpfs mounts:
-  `/testbed`, `/tmp`, `/var/tmp` (and the engine's `/dev/shm` and `/dev/mqueue`), so those are
-  the only places a run can leave a file;
-- the image is derived once (`hackaudit-sandbox/warm:<hash of the image id and recipe>`) with a
-  copy of `/testbed` at `/opt/hackaudit/testbed` and an execute-only copy of bash for the run's
-  wrapper (the launcher then need not copy it per run), read-only like the rest of the image;
+- the container's root file system is **read-only**; the only writable places are the
+  size-limited tmpfs mounts `/testbed`, `/tmp`, `/var/tmp` (and the engine's `/dev/shm` and
+  `/dev/mqueue`), the same as in container mode (`writable_places`: a write past the cap fails
+  with ENOSPC inside the run), so those are the only places a run can leave a file;
+- the image is the derived image container mode uses (`writable_places.recipe`), with a copy
+  of `/testbed` at `/opt/hackaudit/testbed` and an execute-only copy of bash for the run's
+  wrapper, read-only like the rest of the image;
 - after every run a reset, as uid 1000, kills every uid-1000 process (the container's init and
   its idle child run as another uid and are never touched), refuses the container when any
   process survives or any TCP or UDP socket is left in its network namespace (a connection in
@@ -43,16 +44,14 @@ dropped, `no-new-privileges`, the sandbox's seccomp profile, memory / pids / CPU
 limits, no log driver, labels); `docker exec` processes inherit all of it. The resets run off a
 run's critical path, while the next run of another container proceeds.
 
-What is given up against a container per run: HOME is not writable (the wrapper then points it
-at its private directory), and an image whose tests must write outside `/testbed` and `/tmp`
-fails its runs here; choose `isolation = "container"` for such images.
+As in container mode, HOME is not writable (the wrapper then points it at its private
+directory), and an image whose tests must write outside `/testbed` and `/tmp` fails its runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Coroutine
@@ -61,16 +60,21 @@ from typing import Any
 
 import requests
 import structlog
-from docker.errors import DockerException, ImageNotFound, NotFound
+from docker.errors import DockerException, NotFound
 
 from hackaudit.sandbox.adapters.docker_backend import (
     LABEL,
-    DerivedImages,
     DockerBackend,
-    build_image,
     container_options,
 )
 from hackaudit.sandbox.adapters.output_capture import FrameDecoder
+from hackaudit.sandbox.adapters.writable_places import (
+    EVERY_PLACE,
+    IMAGE_LAUNCHER,
+    PRISTINE,
+    SHELL,
+    confined_options,
+)
 from hackaudit.sandbox.domain.execution import Execution, RunPlan
 from hackaudit.sandbox.domain.protocol import (
     GIT_SAFE,
@@ -85,21 +89,15 @@ from hackaudit.sandbox.settings import SandboxSettings
 
 log = structlog.get_logger(__name__)
 
-WARM_REPOSITORY = "hackaudit-sandbox/warm"
-PRISTINE = "/opt/hackaudit/testbed"
 KEEPER_USER = "65534:65534"
-WRITABLE = ("/testbed", "/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue")
 RESET_OK = "hackaudit-reset:ok:"
-SHELL = "/opt/hackaudit/sh"
 # The container's sockets (its own network namespace); only the header line may remain.
 SOCKET_TABLES = ("/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6")
 
 # The protocol's launcher without its per-run copy of bash: the derived image holds an
-# execute-only copy (`SHELL`, root's, on the read-only root), which the wrapper runs from, so it
-# is non-dumpable as with the launcher's own copy.
-WARM_LAUNCHER = (
-    f'd=$(mktemp -d /tmp/hackaudit.XXXXXXXX) && exec {SHELL} -c "$1" hackaudit-wrapper "$d"'
-)
+# execute-only copy (root's, on the read-only root), which the wrapper runs from, so it is
+# non-dumpable as with the launcher's own copy.
+WARM_LAUNCHER = IMAGE_LAUNCHER
 
 # Runs as uid 1000 between runs (see the module docstring). Prints `RESET_OK<oom kills>` last.
 # The copy's files have new inode numbers, so git's index is refreshed here rather than by the
@@ -117,7 +115,7 @@ for f in {" ".join(SOCKET_TABLES)}; do
   [ -r "$f" ] || continue
   {{ read -r _ && ! read -r _; }} < "$f" || {{ echo "sockets left in $f"; exit 7; }}
 done
-for d in {" ".join(WRITABLE)}; do
+for d in {" ".join(EVERY_PLACE)}; do
   [ -d "$d" ] || continue
   [ -O "$d" ] && chmod u+rwx "$d"
   find "$d" -mindepth 1 -type d ! -perm -u=rwx -exec chmod u+rwx {{}} \; 2>/dev/null
@@ -125,7 +123,7 @@ for d in {" ".join(WRITABLE)}; do
   [ -z "$(find "$d" -mindepth 1 -print -quit 2>/dev/null)" ] || {{ echo "$d not empty"; exit 4; }}
 done
 if command -v ipcrm >/dev/null 2>&1; then ipcrm --all 2>/dev/null || :; fi
-if [ -d /opt/hackaudit ]; then
+if [ -d {PRISTINE} ]; then
   cp -a {PRISTINE}/. /testbed/ || {{ echo "testbed copy failed"; exit 5; }}
   env HOME=/nonexistent XDG_CONFIG_HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 \
     git -C /testbed {GIT_SAFE} update-index -q --refresh >/dev/null 2>&1 || :
@@ -177,7 +175,6 @@ class WarmDockerBackend(DockerBackend):
     def __init__(self, settings: SandboxSettings, client: Any | None = None) -> None:
         super().__init__(settings, client)
         self._warm: OrderedDict[str, _Warm] = OrderedDict()
-        self._warm_images = DerivedImages(self._derive_warm)
         self._closing = False
         self.counts = {"created": 0, "reused": 0, "discarded": 0}
 
@@ -367,20 +364,13 @@ class WarmDockerBackend(DockerBackend):
 
     def _create_warm(self, warm: str) -> _Ready:
         """A started warm container: read-only root, tmpfs writable places, an idle keeper."""
-        options = container_options(
-            warm, self._limits, self._owner, ("sleep", "infinity"), KEEPER_USER
+        options = confined_options(
+            container_options(warm, self._limits, self._owner, ("sleep", "infinity"), KEEPER_USER),
+            self._limits.memory_mb,
+            self._max_write_mb,
+            self._testbed_kb.get(warm),
         )
-        size = f"{self._settings.memory_mb}m"
-        scratch = f"rw,exec,nosuid,nodev,size={size}"
-        options.update(
-            read_only=True,
-            stdin_open=False,
-            tmpfs={
-                "/testbed": f"{scratch},uid=1000,gid=1000,mode=0755",
-                "/tmp": f"{scratch},mode=1777",
-                "/var/tmp": f"{scratch},mode=1777",
-            },
-        )
+        options.update(stdin_open=False)
         options["labels"] = {**options.get("labels", {}), f"{LABEL}.warm": "1"}
         container_id = self._create(options)
         ready = self._reset_and_arm(container_id)
@@ -390,30 +380,8 @@ class WarmDockerBackend(DockerBackend):
         return ready
 
     async def _warm_image(self, image: str) -> str:
-        return await self._warm_images.of(await self._runnable_image(image))
-
-    def _derive_warm(self, runnable: str) -> str:
-        """`runnable` with a read-only pristine copy of /testbed (built once, then reused)."""
-        try:
-            details = self.client.images.get(runnable)
-        except ImageNotFound as exc:
-            raise ContainerFailed(f"image {runnable!r} is not on this Docker engine") from exc
-        except (DockerException, requests.RequestException) as exc:
-            raise ContainerFailed(f"cannot inspect image {runnable!r}: {exc}") from exc
-        recipe = (
-            f"FROM {runnable}\nUSER root\n"
-            f"RUN mkdir -p {PRISTINE} && cp /bin/bash {SHELL} && chmod 0111 {SHELL}"
-            f" && if [ -d /testbed ]; then cp -a /testbed/. {PRISTINE}/; fi\n"
-            f'LABEL {LABEL}.warm-from="{details.id}"\n'
-        )
-        digest = hashlib.sha256(f"{details.id}\0{recipe}".encode()).hexdigest()[:16]
-        derived = f"{WARM_REPOSITORY}:{digest}"
-        with contextlib.suppress(ImageNotFound):
-            self.client.images.get(derived)
-            return derived
-        log.info("sandbox.image.warming", image=runnable, derived=derived)
-        failure = f"cannot derive the warm image of {runnable!r}"
-        return build_image(self.client, recipe, derived, failure)
+        """The derived image (the same as in container mode: `writable_places.recipe`)."""
+        return await self._runnable_image(image)
 
     def _remove(self, container_id: str) -> None:
         with contextlib.suppress(NotFound):

@@ -40,6 +40,7 @@ from hackaudit.sandbox.domain.log_parsers import StatusMap, get_parser
 from hackaudit.sandbox.domain.log_parsers.junit import corroborate, parse_junit
 from hackaudit.sandbox.domain.log_parsers.pytest import parse_pytest_ids, with_aliases
 from hackaudit.sandbox.domain.log_parsers.summaries import corroborate_by_summary
+from hackaudit.sandbox.domain.protocol import FILL_FAILED
 from hackaudit.sandbox.domain.run_spec import RunSpec
 from hackaudit.sandbox.domain.test_paths import sectioned_changes_from_full_diff
 from hackaudit.sandbox.domain.transcript import Transcript, read_transcript
@@ -175,6 +176,9 @@ def _not_graded(
             return done(RunStatus.OOM, memory, prep)
         reason = f"the tests ran longer than the {spec.timeout_s:g} s limit"
         return done(RunStatus.TIMEOUT, reason, transcript.runner_output or prep)
+    if not transcript.has("stage") and execution.exit_code == FILL_FAILED:
+        reason = "the repository could not be copied into the container's /testbed"
+        return done(RunStatus.INFRA_ERROR, reason, prep)
     if not transcript.has("stage"):
         reason = (
             f"the wrapper did not start (exit code {execution.exit_code}); the image needs "

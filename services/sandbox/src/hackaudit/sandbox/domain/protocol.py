@@ -37,6 +37,15 @@ What the candidate's code could forge, and why it cannot:
   cannot be killed from inside the container) before printing `test-exit`, so nothing the
   candidate started can write after the runner's section.
 - *The exit code.* It is printed by the wrapper from the test command's real status.
+- *The run's files.* Nothing of the candidate's runs before the test command (in a fresh
+  container; in a warm one, once the reset is done). By then the wrapper has read what it still
+  needs (the test command, the JUnit report's path, a coverage run's report script) into its own
+  memory and removed every file the candidate has no business with (`SPENT`: the test patch,
+  the test command, the candidate, the set-up's lists), so the candidate can neither read the
+  test patch from its run's directory nor change what the wrapper runs or reads afterwards. The
+  wrapper's own script and the test command are never files: bash reads them from its
+  arguments (`-c`), not from a file it would read as it goes. Only a coverage run's kit (its
+  rcfile, wheels, start-up hook), which the tests' own process loads, stays in the directory.
 - *A coverage run's report* (`coverage_run`). The wrapper reads the report script before the
   tests run and runs it after every process they left is gone; the report goes after its own
   marker, base64-encoded, never through the runner's output.
@@ -89,6 +98,25 @@ PORCELAIN_CAP = 1 << 20
 CONFIG_DIFF_CAP = 2 << 20
 JUNIT_CAP = 8 << 20
 COVERAGE_CAP = 8 << 20
+# The exit status of a container whose `/testbed` could not be filled from the image's pristine
+# copy before the wrapper started (`adapters.writable_places.POPULATE`).
+FILL_FAILED = 74
+
+# The run's files the candidate's code has no business with (the test patch, the test command,
+# the candidate itself, the set-up's lists): removed before the test command starts, once the
+# wrapper holds in its memory what it still needs.
+SPENT = (
+    "base",
+    "baseline",
+    "candidate.diff",
+    "config.list",
+    "files.manifest",
+    "junit.path",
+    "reset.list",
+    "strict",
+    "test.patch",
+    "test.sh",
+)
 
 # Runs under /bin/sh: makes a private directory, copies bash there as execute-only (so the
 # wrapper runs non-dumpable) and hands over to it with the wrapper script as its program.
@@ -257,6 +285,9 @@ if [ -f "$stage/coverage-report.sh" ]; then
   report=$(cat "$stage/coverage-report.sh"); export HACKAUDIT_COVERAGE="$stage"
 fi
 if [ ! -w "${{HOME:-/nonexistent}}" ]; then export HOME="$stage/home"; mkdir -p "$HOME"; fi
+junit=
+if [ -f "$stage/junit.path" ]; then read -r junit < "$stage/junit.path"; fi
+rm -f -- {" ".join(f'"$stage/{name}"' for name in SPENT)} "$stage"/file.*
 mark "begin:${{EPOCHREALTIME:-$(date +%s.%N)}}"
 /bin/bash -c "$cmd" </dev/null
 rc=$?
@@ -271,8 +302,7 @@ done
 mark "test-exit:$rc:$end"
 {OOM_KILLS}
 mark "oom-kills:$oom"
-if [ -f "$stage/junit.path" ]; then
-  read -r junit < "$stage/junit.path"
+if [ -n "$junit" ]; then
   if [ -f "$junit" ]; then
     mark junit; head -c {JUNIT_CAP} -- "$junit" | base64 -w 0
   else
