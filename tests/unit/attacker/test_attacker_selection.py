@@ -257,3 +257,22 @@ def test_a_change_outside_every_function_runs_the_whole_suite_whichever_test_imp
     )
     assert selection._at_import({"pkg/ops.py": frozenset({line})}, measured)
     assert not selection._at_import({"pkg/ops.py": frozenset({2})}, measured)
+
+
+def test_a_line_inside_a_statement_spread_over_lines_is_reached_through_its_first_line() -> None:
+    # gold adds an entry to a module-level dict literal: coverage.py counts the assignment on its
+    # first line only, executed at import (outside any test function)
+    text = GOLD_TEXT + '\nNAMES = {\n    "add": add,\n    "neg": neg,\n}\n'
+    first = GOLD_TEXT.count("\n") + 2
+    entry = first + 2  # the `"neg": neg,` line
+    measured = _map(
+        files={"pkg/ops.py": FileCoverage(executed={2: (1,), first: (0,)})},
+        sources={"pkg/ops.py": text},
+        tests=("", "pkg.tests.test_ops.test_add"),
+    )
+    found = reach({"pkg/ops.py": frozenset({entry})}, [measured])
+    assert found.lines == (f"pkg/ops.py:{first}",)
+    assert found.at_import and not found.unreached  # executed, at import: not unreached
+    # without gold's text the entry cannot be placed on a statement: nothing is said of it
+    blind = reach({"pkg/ops.py": frozenset({entry})}, [_map(files=measured.files, sources={})])
+    assert blind.lines == () and not blind.unreached

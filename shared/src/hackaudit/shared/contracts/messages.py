@@ -112,18 +112,22 @@ class ProbeDifference(BaseModel):
 class CandidateReach(BaseModel):
     """Where a candidate's change sits on gold and what executes it there: `lines` are gold's
     lines ("path:N", new side) the change corresponds to, `tests` the tests (graded or
-    repository) and `probes` the number of probes that execute at least one of them on gold."""
+    repository) and `probes` the number of probes that execute at least one of them on gold;
+    `at_import` says a line runs outside every test function (at import or in set-up), where
+    every test that uses the module sees it."""
 
     model_config = ConfigDict(frozen=True)
 
     lines: tuple[str, ...] = ()
     tests: tuple[str, ...] = ()
     probes: int = 0
+    at_import: bool = False
 
     @property
     def unreached(self) -> bool:
-        """No test and no probe executes any line of the change on gold: nothing checked it."""
-        return not self.tests and not self.probes
+        """The change sits on gold's statements, and no test, no probe and no import executes
+        any of them on gold: nothing checked it. (No line placed: nothing can be said.)"""
+        return bool(self.lines) and not (self.tests or self.probes or self.at_import)
 
 
 class CandidateOutcome(BaseModel):

@@ -347,17 +347,57 @@ def reach(lines: GoldLines, maps: Sequence[CoverageResult]) -> CandidateReach:
     sources: dict[str, str] = {}
     for measured in maps:
         sources.update(measured.sources)
-    statements = _statements(lines, maps) or _statements(widen(lines, sources), maps)
+    headed = with_heads(lines, sources)
+    statements = _statements(headed, maps) or _statements(widen(lines, sources), maps)
     tests: set[str] = set()
     for path, numbers in statements.items():
         for measured in maps:
             for n in numbers:
                 tests.update(measured.tests_of(path, n))
+    at_import = "" in tests
     tests.discard("")
     return CandidateReach(
         lines=tuple(f"{p}:{n}" for p in sorted(statements) for n in sorted(statements[p])),
         tests=tuple(sorted(tests)),
+        at_import=at_import,
     )
+
+
+def with_heads(lines: GoldLines, sources: Mapping[str, str]) -> GoldLines:
+    """Each line with the first line of the innermost statement that holds it, where gold's text
+    of its file is known and parses: coverage.py counts a statement on its first line only, so an
+    entry of a dict literal spread over many lines is executed when that first line is."""
+    headed: dict[str, frozenset[int]] = {}
+    for path, numbers in lines.items():
+        spans = _statement_spans(sources.get(path))
+        more = set(numbers)
+        for n in numbers:
+            span = _innermost(spans, n)
+            if span is not None:
+                more.add(span[0])
+        headed[path] = frozenset(more)
+    return headed
+
+
+def _statement_spans(text: str | None) -> list[tuple[int, int]]:
+    """The (first, last) lines of every simple statement of `text` (compound statements hold
+    their bodies, so only their header lines count: up to the first line of their body)."""
+    if text is None:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    spans = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+            spans.append((node.lineno, max(node.lineno, body[0].lineno - 1)))
+        else:
+            spans.append((node.lineno, node.end_lineno or node.lineno))
+    return spans
 
 
 def reaching_tests(lines: GoldLines, measured: CoverageResult) -> tuple[str, ...]:
