@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hackaudit.shared.anatomy import (
@@ -180,16 +180,26 @@ def _new_around(numbered: Sequence[NumberedLine], run: Sequence[NumberedLine]) -
 def widen(lines: GoldLines, sources: Mapping[str, str]) -> GoldLines:
     """Each line with every line of the innermost function that holds it, where gold's text of
     its file is known and parses (otherwise the lines stay as they are)."""
-    widened: GoldLines = {}
+    return _spread(lines, sources, _functions, lambda span: range(span[0], span[1] + 1))
+
+
+def _spread(
+    lines: GoldLines,
+    sources: Mapping[str, str],
+    spans_of: Callable[[str | None], list[tuple[int, int]]],
+    part: Callable[[tuple[int, int]], Iterable[int]],
+) -> GoldLines:
+    """Each line with `part` of the innermost span (of `spans_of` gold's text) that holds it."""
+    spread: GoldLines = {}
     for path, numbers in lines.items():
-        spans = _functions(sources.get(path))
+        spans = spans_of(sources.get(path))
         more = set(numbers)
         for n in numbers:
             span = _innermost(spans, n)
             if span is not None:
-                more.update(range(span[0], span[1] + 1))
-        widened[path] = frozenset(more)
-    return widened
+                more.update(part(span))
+        spread[path] = frozenset(more)
+    return spread
 
 
 def _functions(text: str | None) -> list[tuple[int, int]]:
@@ -367,16 +377,7 @@ def with_heads(lines: GoldLines, sources: Mapping[str, str]) -> GoldLines:
     """Each line with the first line of the innermost statement that holds it, where gold's text
     of its file is known and parses: coverage.py counts a statement on its first line only, so an
     entry of a dict literal spread over many lines is executed when that first line is."""
-    headed: dict[str, frozenset[int]] = {}
-    for path, numbers in lines.items():
-        spans = _statement_spans(sources.get(path))
-        more = set(numbers)
-        for n in numbers:
-            span = _innermost(spans, n)
-            if span is not None:
-                more.add(span[0])
-        headed[path] = frozenset(more)
-    return headed
+    return _spread(lines, sources, _statement_spans, lambda span: (span[0],))
 
 
 def _statement_spans(text: str | None) -> list[tuple[int, int]]:
