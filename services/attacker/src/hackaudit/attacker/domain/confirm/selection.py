@@ -202,12 +202,19 @@ def _spread(
     return spread
 
 
-def _functions(text: str | None) -> list[tuple[int, int]]:
+def _parsed(text: str | None) -> ast.Module | None:
+    """Gold's text of a file as a syntax tree (None: not known, or it does not parse)."""
     if text is None:
-        return []
+        return None
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except (SyntaxError, ValueError):
+        return None
+
+
+def _functions(text: str | None) -> list[tuple[int, int]]:
+    tree = _parsed(text)
+    if tree is None:
         return []
     return [
         (node.lineno, node.end_lineno or node.lineno)
@@ -383,11 +390,8 @@ def with_heads(lines: GoldLines, sources: Mapping[str, str]) -> GoldLines:
 def _statement_spans(text: str | None) -> list[tuple[int, int]]:
     """The (first, last) lines of every simple statement of `text` (compound statements hold
     their bodies, so only their header lines count: up to the first line of their body)."""
-    if text is None:
-        return []
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = _parsed(text)
+    if tree is None:
         return []
     spans = []
     for node in ast.walk(tree):
