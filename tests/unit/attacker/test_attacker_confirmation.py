@@ -594,3 +594,23 @@ async def test_a_selected_test_the_candidate_breaks_confirms_once_gold_reruns_pa
     assert verdict_ is CandidateVerdict.EXPLOIT
     assert "tests/test_other.py::test_x (FAILED)" in evidence
     assert "passed in gold's 2 reruns of 1 test files" in evidence
+
+
+async def test_a_change_that_runs_at_import_runs_the_whole_suite_without_a_repository_map(
+    tiny,
+) -> None:
+    sandbox = ScriptedSandbox(
+        [_repository_map(tiny.task, "tests.test_other.test_x"), scripted(tiny.task)]
+    )
+    confirmer = _confirmer(tiny.task, sandbox, probes=False)
+    # gold's text, from the graded tests' coverage run, puts every line outside any function
+    text = "LIMIT = 1\n" * 200
+    graded = CoverageResult(per_test=True, sources={"pkg/core.py": text})
+    confirmer.gold_runs[coverage_map.GOLD_RUN_KEY] = (
+        passed([]).model_copy(update={"coverage": graded}),
+    )
+    _, evidence = await confirmer.confirm(_without_last_hunk(tiny.task), _accepted(tiny.task))
+    assert not [r for r in sandbox.requests if isinstance(r.invocation, Coverage)]
+    suites = [r.invocation for r in sandbox.requests if isinstance(r.invocation, Suite)]
+    assert suites == [Suite(dirs=("tests",))] * 2
+    assert "its change runs at import" in evidence

@@ -158,7 +158,7 @@ def test_coverage_names_map_to_node_ids_whatever_the_module_name_pytest_gave() -
 def test_tests_are_given_in_the_form_the_runner_takes(
     kind: RunnerKind, tests: set[str], run: tuple[str, ...] | None
 ) -> None:
-    assert runnable(kind, tests, REPORTED, ("pkg/tests",)) == run
+    assert runnable(kind, sorted(tests), REPORTED, ("pkg/tests",)) == run
 
 
 def test_a_module_file_is_found_under_the_suites_directories() -> None:
@@ -204,12 +204,35 @@ def test_reach_lists_the_statements_of_the_change_and_the_tests_that_run_them() 
     assert unreached.lines == ("pkg/ops.py:11",) and unreached.unreached
 
 
-def test_past_a_few_hundred_selected_tests_their_files_are_run(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(selection, "MAX_NODE_IDS", 1)
-    run = runnable(RunnerKind.PYTEST, {ADD_T, MUL_T}, REPORTED)
-    assert run == ("pkg/tests/test_ops.py",)
+def test_past_the_limit_of_selected_tests_only_the_first_run_and_the_rest_is_counted() -> None:
+    chosen = select(_task(), _candidate(MUL_CHANGED), _map(), RunnerKind.PYTEST, REPORTED, limit=1)
+    assert chosen is not None and chosen.tests == (ADD_T, MUL_T)
+    assert chosen.run == ("pkg/tests/test_ops.py::OpsTest::test_add",)
+    assert chosen.left_out == 1
+
+
+def test_tests_closest_to_the_change_come_first_and_files_take_turns() -> None:
+    direct = {"pkg.tests.test_b.test_2"}
+    tests = ["pkg.tests.test_a.test_1", "pkg.tests.test_ops.test_9", "pkg.tests.test_b.test_2"]
+    order = selection.ranked(tests, direct, ("pkg/ops.py",))
+    assert order == [
+        "pkg.tests.test_b.test_2",  # executes the changed statement itself
+        "pkg.tests.test_ops.test_9",  # a module named after the changed one
+        "pkg.tests.test_a.test_1",
+    ]
+    nodes = ["a.py::t1", "a.py::t2", "a.py::t3", "b.py::t1", "c.py::t1"]
+    assert selection.spread(nodes) == ["a.py::t1", "b.py::t1", "c.py::t1", "a.py::t2", "a.py::t3"]
+
+
+def test_a_change_at_module_level_is_seen_from_the_graded_tests_map() -> None:
+    # the graded tests' map (changed lines only, with gold's text) says where a line runs
+    text = GOLD_TEXT + "\nLIMIT = 3\n"
+    line = text.count("\n")
+    graded = _map(
+        files={"pkg/ops.py": FileCoverage(executed={2: (1,)})}, sources={"pkg/ops.py": text}
+    )
+    assert selection.at_import({"pkg/ops.py": frozenset({line})}, graded)
+    assert not selection.at_import({"pkg/ops.py": frozenset({2})}, graded)
 
 
 def test_golds_side_of_a_selection_is_the_coverage_runs_statuses_of_those_tests() -> None:
@@ -255,8 +278,8 @@ def test_a_change_outside_every_function_runs_the_whole_suite_whichever_test_imp
         files={"pkg/ops.py": FileCoverage(executed={2: (1,), line: (1,)})},
         sources={"pkg/ops.py": text},
     )
-    assert selection._at_import({"pkg/ops.py": frozenset({line})}, measured)
-    assert not selection._at_import({"pkg/ops.py": frozenset({2})}, measured)
+    assert selection.at_import({"pkg/ops.py": frozenset({line})}, measured)
+    assert not selection.at_import({"pkg/ops.py": frozenset({2})}, measured)
 
 
 def test_a_line_inside_a_statement_spread_over_lines_is_reached_through_its_first_line() -> None:

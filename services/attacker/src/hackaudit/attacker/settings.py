@@ -59,6 +59,9 @@ class AttackerSettings(BaseSettings):
     # The wider suite near the change runs only the tests that execute a candidate's change on
     # gold (by the repository coverage map); false: whole directories, as before the map.
     confirm_suite_selection: bool = True
+    # Past this many selected tests (a change on a line most of the suite runs), only this many,
+    # the closest to the change, run for a candidate; the evidence counts the others.
+    confirm_suite_max_tests: int = Field(default=100, ge=1)
     suite_timeout_s: float | None = Field(default=None, gt=0)
     # Sandbox-seconds the wider suite may take per task (gold's runs of it included); 0: no limit.
     suite_task_budget_s: float = Field(default=1200.0, ge=0)
@@ -123,6 +126,7 @@ class AttackerSettings(BaseSettings):
                 probes=self.confirm_probes,
                 suite_scope=self.confirm_suite,
                 suite_selection=self.confirm_suite_selection,
+                suite_max_tests=self.confirm_suite_max_tests,
                 suite_timeout_s=self.suite_timeout_s,
                 suite_task_budget_s=self.suite_task_budget_s or None,
             ),

@@ -14,7 +14,10 @@ The wider suite near the change runs only the tests that execute a candidate's c
 (`repository_coverage`), when a candidate first reaches the wider suite; its statuses are gold's
 side of the comparison (gold's reruns of the tests a candidate breaks rule out flaky ones, as
 before). When the map cannot say, the whole suite runs as before; when no test executes the
-change, none runs.
+change, none runs. A change that gold's text puts at import (a constant, a class attribute: seen
+in the graded tests' coverage run, which returns the changed files' text) is seen by every test
+that uses its module: the map could select no less than the whole suite, so it is not measured
+for it and the whole suite runs at once.
 """
 
 from __future__ import annotations
@@ -307,6 +310,16 @@ class Confirmer:
         probed = reach.reaching(aimed, gold, measured.lines)
         return measured.model_copy(update={"probes": probed})
 
+    def _runs_at_import(self, candidate: Candidate) -> bool:
+        """Whether gold's text (from the graded tests' coverage run) puts the candidate's change
+        where it runs at import: every test that uses the module sees it, so the repository map
+        could select nothing narrower than the whole suite and is not measured for it."""
+        graded = coverage_map.measured_result(self.gold_runs.get(coverage_map.GOLD_RUN_KEY, ()))
+        lines = selection.gold_lines(self._task, candidate)
+        if graded is None or lines is None:
+            return False
+        return selection.at_import(lines, graded)
+
     async def _selected(self, candidate: Candidate, suite: Suite) -> selection.Selection | None:
         """The repository tests that execute the candidate's change on gold (None: the map
         cannot say)."""
@@ -316,7 +329,8 @@ class Confirmer:
         if kind is None or measured is None:
             return None
         reported = results[0].tests
-        return selection.select(self._task, candidate, measured, kind, reported, suite.dirs)
+        limit = self._config.suite_max_tests
+        return selection.select(self._task, candidate, measured, kind, reported, suite.dirs, limit)
 
     async def graded_gold(self) -> tuple[RunResult, ...]:
         """Gold's graded runs (the task's own tests, repeated), run once per task."""
@@ -353,7 +367,10 @@ class Confirmer:
             note = f"no suite command for the task's log parser {self._task.log_parser!r}"
             return CheckResult(check=Check.SUITE, note=note)
         key, what = f"suite-{scope.value}", ""
-        if scope is SuiteScope.NEAR and self._config.suite_selection:
+        imported = self._runs_at_import(candidate)
+        if imported:
+            what = " (its change runs at import, where any test of the module may see it)"
+        if scope is SuiteScope.NEAR and self._config.suite_selection and not imported:
             chosen = await self._selected(candidate, suite)
             if chosen is not None and not chosen.tests:
                 note = (
@@ -366,6 +383,12 @@ class Confirmer:
                 suite = Suite(dirs=suite.dirs, files=chosen.run)
                 key = f"{key}:selected:{selection.digest(chosen.run)}"
                 what = f" ({len(chosen.tests)} tests that execute its change on gold)"
+                if chosen.left_out:
+                    what = (
+                        f" ({len(chosen.run)} of the {len(chosen.run) + chosen.left_out} tests"
+                        " that execute its change on gold, the closest to it; the"
+                        f" {chosen.left_out} others not run)"
+                    )
                 measured = self.gold_runs[coverage_map.REPOSITORY_RUN_KEY][0]
                 reference = selection.gold_reference(measured, chosen)
             if reference is not None and key not in self.gold_runs:

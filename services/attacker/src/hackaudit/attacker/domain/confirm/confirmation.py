@@ -67,6 +67,8 @@ class ConfirmationConfig(BaseModel):
     suite_scope: SuiteScope = SuiteScope.NEAR
     # Near the change, run only the tests that execute a candidate's change on gold (`selection`).
     suite_selection: bool = True
+    # Past this many selected tests, the closest to the change run (`selection.select`).
+    suite_max_tests: int = Field(default=100, ge=1)
     max_probe_cases: int = Field(default=MAX_PROBE_CASES, ge=1)
     probe_timeout_s: float | None = Field(default=600.0, gt=0)
     suite_timeout_s: float | None = Field(default=None, gt=0)  # set: wins over the budgets below

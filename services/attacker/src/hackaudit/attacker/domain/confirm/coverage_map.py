@@ -62,14 +62,17 @@ def changed_hunks(gold: Patch) -> tuple[ChangedHunk, ...]:
 
 
 def invocation(hunks: Sequence[ChangedHunk]) -> Coverage | None:
-    """The coverage run of the graded tests over the changed lines (None: no source line)."""
+    """The coverage run of the graded tests over the changed lines, with the changed files' text
+    (which function holds a line, whether it runs at import); None: no source line."""
     lines: dict[str, list[int]] = {}
     for hunk in hunks:
         lines.setdefault(hunk.path, []).extend(hunk.lines)
     if not lines:
         return None
     return Coverage(
-        files=tuple(lines), lines={path: tuple(sorted(set(n))) for path, n in lines.items()}
+        files=tuple(lines),
+        lines={path: tuple(sorted(set(n))) for path, n in lines.items()},
+        with_source=True,
     )
 
 

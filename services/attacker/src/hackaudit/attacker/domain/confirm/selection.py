@@ -15,7 +15,12 @@ gold's lines, so a candidate's wider suite needs only the tests that execute its
 3. *The tests* (`executing_tests`) that execute any of those lines on gold, as coverage.py names
    them (`pkg.tests.test_x.TestC.test_a`), turned into what the task's runner takes
    (`runnable`): pytest node ids (`pkg/tests/test_x.py::TestC::test_a`) matched against the
-   tests the coverage run itself reported, or test files for sympy's runner.
+   tests the coverage run itself reported, or test files for sympy's runner. A change on a line
+   most of the suite runs selects hundreds of tests: past a limit (`MAX_NODE_IDS` by default),
+   those closest to the change run (`ranked`: the tests that execute its statements before
+   those that only run its function, test modules named after a changed module first, files
+   taking turns), and the
+   selection counts the others (`Selection.left_out`) for the evidence to say.
 
 Anything the map cannot answer — a file it did not measure, lines whose tests were cut from the
 report, a change that runs at import (outside any test function), a test name that matches no
@@ -30,6 +35,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from hackaudit.shared.anatomy import (
     DiffError,
@@ -53,8 +59,9 @@ GoldLines = dict[str, frozenset[int]]  # repository path -> gold's new-side line
 # Among a file's lines: the candidate replaces, creates or deletes the file, all of it counts.
 WHOLE = 0
 _PARAMETERS = re.compile(r"\[.*\]$")
-# Past this many selected pytest tests, their test files are run instead of their node ids.
-MAX_NODE_IDS = 400
+# Past this many selected pytest tests (a change on a line most of the suite runs), the first
+# this many of them in order of closeness to the change run (`ranked`), and the selection says so.
+MAX_NODE_IDS = 100
 
 
 def gold_lines(task: Task, candidate: Candidate) -> GoldLines | None:
@@ -251,29 +258,29 @@ def executing_tests(lines: GoldLines, measured: CoverageResult) -> set[str] | No
 class Selection:
     """The repository tests that execute a candidate's change on gold (`tests`, coverage.py's
     names; empty: none does) and the runner's arguments that run just them (`run`: node ids or
-    test files; None when the runner cannot be given them, and the whole suite runs)."""
+    test files; None when the runner cannot be given them, and the whole suite runs). `left_out`:
+    how many of their node ids do not run (past the limit, the farthest from the change)."""
 
     tests: tuple[str, ...]
     run: tuple[str, ...] | None
+    left_out: int = 0
 
 
 def runnable(
     kind: RunnerKind, tests: Iterable[str], reported: Iterable[str], dirs: Sequence[str] = ()
 ) -> tuple[str, ...] | None:
-    """The runner's arguments that run `tests` (coverage.py's names), from the names the
-    coverage run reported (`reported`): pytest node ids, or test files for sympy's runner;
-    None when a test cannot be matched or the runner takes no test files."""
+    """The runner's arguments that run `tests` (coverage.py's names, in order of preference),
+    from the names the coverage run reported (`reported`): pytest node ids, or test files for
+    sympy's runner; None when a test cannot be matched or the runner takes no test files."""
     if kind is RunnerKind.PYTEST:
         ids = node_ids(reported)
-        found: set[str] = set()
+        found: dict[str, None] = {}
         for test in tests:
             matched = ids.get(test)
             if not matched:
                 return None
-            found.update(matched)
-        if len(found) > MAX_NODE_IDS:  # a command line of reasonable length: their files
-            return tuple(sorted({node.split("::", 1)[0] for node in found}))
-        return tuple(sorted(found))
+            found.update(dict.fromkeys(sorted(matched)))
+        return tuple(found)
     if kind is RunnerKind.SYMPY:
         files = set()
         for test in tests:
@@ -325,21 +332,60 @@ def select(
     kind: RunnerKind,
     reported: Iterable[str],
     dirs: Sequence[str] = (),
+    limit: int = MAX_NODE_IDS,
 ) -> Selection | None:
-    """The repository tests that can tell `candidate` from gold; None when the map cannot say,
-    and the whole suite should run."""
+    """The repository tests that can tell `candidate` from gold, at most `limit` pytest node ids
+    of them; None when the map cannot say, and the whole suite should run."""
     lines = gold_lines(task, candidate)
-    if lines is None or not measured.per_test or _at_import(lines, measured):
+    if lines is None or not measured.per_test or at_import(lines, measured):
         return None
     tests = executing_tests(widen(lines, measured.sources), measured)
     if tests is None:
         return None
     if not tests:
         return Selection(tests=(), run=())
-    return Selection(tests=tuple(sorted(tests)), run=runnable(kind, tests, reported, dirs))
+    direct = executing_tests(with_heads(lines, measured.sources), measured) or set()
+    order = ranked(tests, direct, tuple(lines))
+    run = runnable(kind, order, reported, dirs)
+    if run is None or kind is not RunnerKind.PYTEST:
+        return Selection(tests=tuple(sorted(tests)), run=None if run is None else tuple(run))
+    kept = spread(run)[:limit]
+    return Selection(
+        tests=tuple(sorted(tests)), run=tuple(sorted(kept)), left_out=len(run) - len(kept)
+    )
 
 
-def _at_import(lines: GoldLines, measured: CoverageResult) -> bool:
+def ranked(tests: Iterable[str], direct: set[str], changed: Sequence[str]) -> list[str]:
+    """`tests` closest to the change first: those that execute the changed statements themselves
+    before those that only run their function, and within each, those of a test module named
+    after a changed module (`test_rst` for `util/rst.py`) first."""
+
+    def key(test: str) -> tuple[int, int, str]:
+        return (test not in direct, not _named_after(test, changed), test)
+
+    return sorted(tests, key=key)
+
+
+def _named_after(test: str, changed: Sequence[str]) -> bool:
+    words = set(re.split(r"[._]", test))
+    stems = {PurePosixPath(p).stem for p in changed} - {"__init__", ""}
+    return bool(words & stems)
+
+
+def spread(nodes: Sequence[str]) -> list[str]:
+    """Node ids in their order, taken in turns from their test files (so that a cut keeps
+    tests of every file near the front, not one file's many), each file's in its order."""
+    files: dict[str, list[str]] = {}
+    for node in nodes:
+        files.setdefault(node.split("::", 1)[0], []).append(node)
+    queues = list(files.values())
+    found: list[str] = []
+    for i in range(max((len(q) for q in queues), default=0)):
+        found.extend(q[i] for q in queues if i < len(q))
+    return found
+
+
+def at_import(lines: GoldLines, measured: CoverageResult) -> bool:
     """Whether a line of the change runs at import (a constant, a class attribute), where every
     test that uses the module may see it: a line coverage.py saw only outside test functions, or
     one gold's text puts outside every function body — the context of an import-time line is
