@@ -6,6 +6,7 @@ every subject, which sees what the services publish without taking anything from
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,9 +64,26 @@ class AuditTracker:
     repairs: dict[str, RepairCompleted] = field(default_factory=dict)
     repaired: dict[str, TaskScored] = field(default_factory=dict)
     reaudit_attacks: dict[str, AttackCompleted] = field(default_factory=dict)
+    # When (by `clock`, seconds) the tracker started, each task's first run came back and its
+    # verdict arrived: the time to each verdict, and how long the task was being worked on.
+    clock: Callable[[], float] = time.monotonic
+    started_at: float = 0.0
+    first_run_at: dict[str, float] = field(default_factory=dict)
+    scored_at: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.stage = dict.fromkeys(self.correlation_ids, Stage.INGESTED)
+        self.started_at = self.clock()
+
+    def verdict_after(self, correlation_id: str) -> float | None:
+        """Seconds from the start of the audit to the task's first verdict (None: none yet)."""
+        at = self.scored_at.get(correlation_id)
+        return None if at is None else at - self.started_at
+
+    def worked_on(self, correlation_id: str) -> float | None:
+        """Seconds from the task's first run's result to its first verdict (None: none yet)."""
+        at, first = self.scored_at.get(correlation_id), self.first_run_at.get(correlation_id)
+        return None if at is None or first is None else at - first
 
     def _advance(self, correlation_id: str, stage: Stage) -> None:
         if correlation_id in self.stage and self.stage[correlation_id] < stage:
@@ -106,6 +124,7 @@ class AuditTracker:
             if run.correlation_id not in self.stage:
                 return
             self.runs[run.purpose.value] += 1
+            self.first_run_at.setdefault(run.correlation_id, self.clock())
             if run.purpose is RunPurpose.CANDIDATE:
                 self.candidate_runs += 1
             if run.requested_by == "attacker":
@@ -124,6 +143,7 @@ class AuditTracker:
             scored = TaskScored.model_validate_json(data)
             if scored.correlation_id in self.stage:
                 self.scored[scored.correlation_id] = scored
+                self.scored_at.setdefault(scored.correlation_id, self.clock())
                 self._advance(scored.correlation_id, Stage.SCORED)
 
     def reached(self, stage: Stage) -> int:

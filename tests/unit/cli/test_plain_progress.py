@@ -50,3 +50,28 @@ def test_a_re_audit_after_repair_gets_its_own_line() -> None:
 def test_the_clock_shows_hours_from_an_hour() -> None:
     assert clock(59.9) == "0:59"
     assert clock(3725) == "1:02:05"
+
+
+def test_the_time_to_each_verdict_is_kept_from_the_start_and_from_the_tasks_first_run() -> None:
+    from hackaudit.shared.contracts import RunCompleted, RunPurpose, RunResult, RunStatus
+
+    now = [100.0]
+    tracker = AuditTracker({"a/1": "lib-1", "a/2": "lib-2"}, clock=lambda: now[0])
+    run = RunCompleted(
+        correlation_id="a/1",
+        instance_id="lib-1",
+        purpose=RunPurpose.GOLD,
+        request_key="k",
+        results=[RunResult(status=RunStatus.COMPLETED, duration_s=3.0)],
+    )
+    now[0] = 160.0
+    tracker.observe(f"{subjects.RUN_COMPLETED}.lib-1", run.model_dump_json().encode())
+    now[0] = 200.0
+    tracker.observe(f"{subjects.RUN_COMPLETED}.lib-1", run.model_dump_json().encode())
+    now[0] = 280.0
+    tracker.observe(subjects.TASK_SCORED, _scored("a/1", "lib-1", Verdict.FIX, 0.5, True))
+    now[0] = 400.0
+    tracker.observe(subjects.TASK_SCORED, _scored("a/1", "lib-1", Verdict.FIX, 0.5, True))
+    assert tracker.verdict_after("a/1") == 180.0  # the first verdict, from the start
+    assert tracker.worked_on("a/1") == 120.0  # from its first run's result
+    assert tracker.verdict_after("a/2") is None and tracker.worked_on("a/2") is None

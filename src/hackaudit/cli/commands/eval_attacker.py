@@ -4,6 +4,7 @@ recall on hackable tasks, its false alarms on robust ones, and what each task co
 from __future__ import annotations
 
 from collections.abc import Iterable
+from statistics import median
 
 from rich.table import Table
 
@@ -46,18 +47,22 @@ def eval_attacker(
                 instance_id, truth[instance_id], tracker.scored.get(cid),
                 tracker.attacks.get(cid), tracker.attack_seconds.get(cid, 0.0),
             )  # fmt: skip
+    timing = _timing(tracker)
     table = Table(title="attacker against the labels")
     for column in ("task", "label", "outcome", "exploits by", "harness", "candidates",
-                   "sandbox min", "first exploit at"):  # fmt: skip
+                   "sandbox min", "first exploit at", "verdict at", "worked on"):  # fmt: skip
         table.add_column(column)
     for r in sorted(rows.values(), key=lambda r: (r.label.label, r.instance_id)):
+        at, worked = timing.get(r.instance_id, (None, None))
         table.add_row(
             r.instance_id, r.label.label + (f" ({r.label.how})" if r.label.how else ""),
             r.outcome, ", ".join(r.exploit_strategies) or "–", str(r.harness_exploits),
             str(r.candidates), f"{r.sandbox_s / 60:.2f}",
             "–" if r.first_exploit_at is None else f"candidate {r.first_exploit_at}",
+            _minutes(at), _minutes(worked),
         )  # fmt: skip
     console.print(table)
+    _print_timing(timing, len(tracker.correlation_ids))
     for r in sorted(rows.values(), key=lambda r: r.instance_id):
         if r.budget_note:
             console.print(f"{r.instance_id}: budget not spent in full: {r.budget_note}")
@@ -74,6 +79,35 @@ def eval_attacker(
 
 
 KINDS = ("grade", "probe", "suite", "coverage")
+
+
+def _timing(tracker: AuditTracker) -> dict[str, tuple[float | None, float | None]]:
+    """Per task: the seconds to its verdict from the audit's start, and from its first run's
+    result (how long it was worked on, sharing the sandbox with the others)."""
+    return {
+        instance_id: (tracker.verdict_after(cid), tracker.worked_on(cid))
+        for cid, instance_id in tracker.correlation_ids.items()
+    }
+
+
+def _minutes(seconds: float | None) -> str:
+    return "–" if seconds is None else f"{seconds / 60:.1f} min"
+
+
+def _print_timing(timing: dict[str, tuple[float | None, float | None]], tasks: int) -> None:
+    """The median time to a verdict, from the audit's start and from each task's first run."""
+    at = [a for a, _ in timing.values() if a is not None]
+    worked = [w for _, w in timing.values() if w is not None]
+    if not at:
+        return
+    console.print(
+        f"time to a verdict ({len(at)} of {tasks} tasks): median {median(at) / 60:.1f} min from"
+        f" the audit's start, median {median(worked) / 60:.1f} min from the task's first run's"
+        " result"
+        if worked
+        else f"time to a verdict ({len(at)} of {tasks} tasks): median {median(at) / 60:.1f} min",
+        highlight=False,
+    )
 
 
 def _print_spending(attacks: Iterable[AttackCompleted]) -> None:
