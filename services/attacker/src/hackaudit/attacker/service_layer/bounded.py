@@ -75,9 +75,7 @@ class BoundedSandbox:
         if own is None and kind == "grade":
             own = pool_budget.grade_timeout(self._expected.get("grade"))
         left = self.budget_s - self.seconds
-        allowed = pool_budget.allowance(
-            left, request.repeats, kind, own, self._expected.get(kind)
-        )
+        allowed = pool_budget.allowance(left, request.repeats, kind, own, self._expected.get(kind))
         key = f"{request.candidate.content_hash if request.candidate else ''}:{kind}:" + (
             request.invocation.model_dump_json()
         )
