@@ -128,11 +128,9 @@ def _planned(
     """The pool in progress, with its budget (fixed from the finished attack's seconds)."""
     progress = state.reference or ref.plan(state.task, sample_size)
     if progress.budget_seconds is None:  # planned now, or stored before budgets were kept
-        attack = state.attack_seconds
-        budget = pool_budget.pool_budget(max_seconds, attack, attack_share)
-        progress = progress.model_copy(
-            update={"budget_seconds": budget, "attack_seconds": round(attack, 3)}
-        )
+        attack = round(state.attack_seconds, 3)
+        budget = round(pool_budget.pool_budget(max_seconds, attack, attack_share), 3)
+        progress = progress.model_copy(update={"budget_seconds": budget, "attack_seconds": attack})
     return progress
 
 
