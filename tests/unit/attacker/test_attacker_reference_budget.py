@@ -136,6 +136,30 @@ async def test_the_attacks_seconds_count_every_run_it_asked_for(tiny) -> None:
     assert with_pool.reference.attack_seconds == sum(sandbox.spent)
 
 
+async def test_the_last_run_of_an_attack_that_runs_out_of_candidates_is_counted(tiny) -> None:
+    """Round 1 grades every candidate the task has; round 2 measures gold for mutants beyond its
+    lines (one more run), finds none, and the attack ends with no candidate left: that last run
+    counts too, in the stored state."""
+
+    def request(k: int) -> AttackRequested:
+        options = AuditOptions(candidates_per_round=k, rounds=2, gold_repeats=2)
+        return AttackRequested(correlation_id="audit-ref-budget", task=tiny.task, options=options)
+
+    every = await run_attack(
+        request(500), TimedSandbox([_rules(tiny.task)], _every_run(10.0)), None,
+        InMemoryStateStore(RoundState), _attack_only(),
+    )  # fmt: skip
+    sandbox = TimedSandbox([_rules(tiny.task)], _every_run(10.0))
+    store = InMemoryStateStore(RoundState)
+    exact = request(len(every.outcomes))
+    done = await run_attack(exact, sandbox, None, store, _attack_only())
+    assert done.rounds_run == 1 and "no mutant beyond gold's lines" in done.budget_note
+    assert done.spent is not None
+    assert sum(done.spent.by_kind.values()) == sum(sandbox.spent)
+    stored = store.load(state_key(exact))
+    assert stored is not None and stored.attack_seconds == sum(sandbox.spent)
+
+
 async def test_a_pool_costlier_than_the_attack_stops_within_the_attacks_seconds(tiny) -> None:
     unbounded = AttackConfig(reference_max_seconds=1e9, reference_attack_share=1000.0)
     full, _ = await _audit(tiny.task, _every_run(10.0), unbounded)

@@ -225,6 +225,10 @@ async def test_the_pool_is_evaluated_after_the_rounds(tiny) -> None:
     assert sandbox.count(RunPurpose.GOLD) == 1
     # The attack's own figures do not include the pool.
     assert done.spent is not None and done.spent.candidates == 2
+    # A pool cheaper than the attack is graded in full, within the attack's seconds.
+    assert pool.budget_seconds == pool.attack_seconds == sum(done.spent.by_kind.values())
+    assert 0 < pool.sandbox_seconds <= pool.attack_seconds
+    assert not any("the pool's budget" in o.evidence for o in pool.outcomes)
 
 
 async def test_a_restarted_attacker_resumes_the_pool_without_rerunning_members(tiny) -> None:
