@@ -42,6 +42,20 @@ def test_the_budget_is_the_attacks_seconds_within_the_cap(
 
 
 @pytest.mark.parametrize(
+    ("budget_s", "attack", "share", "says"),
+    [
+        (74.0, 74.0, 1.0, "budget of 74 sandbox-seconds (the attack's own 74)"),
+        (600.0, 2093.0, 1.0, "budget of 600 sandbox-seconds (its cap; the attack took 2093)"),
+        (60.0, 30.0, 2.0, "budget of 60 sandbox-seconds (2 × the attack's own 30)"),
+    ],
+)
+def test_the_budget_says_what_bounds_it(
+    budget_s: float, attack: float, share: float, says: str
+) -> None:
+    assert says in budget.budget_text(budget_s, attack, 600.0, share)
+
+
+@pytest.mark.parametrize(
     ("left", "repeats", "kind", "own", "gold", "timeout", "shortened", "says"),
     [
         # its own timeout fits: sent as it is

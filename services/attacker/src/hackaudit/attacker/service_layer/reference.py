@@ -135,14 +135,18 @@ def _planned(
 
 
 def _bounded(
-    state: RoundState, progress: ref.ReferenceProgress, sandbox: SandboxPort, cap: float | None
+    state: RoundState,
+    progress: ref.ReferenceProgress,
+    sandbox: SandboxPort,
+    cap: float | None,
+    share: float,
 ) -> BoundedSandbox:
     assert progress.budget_seconds is not None
     attack = progress.attack_seconds or 0.0
     return BoundedSandbox(
         sandbox,
         progress.budget_seconds,
-        pool_budget.budget_text(progress.budget_seconds, attack, cap),
+        pool_budget.budget_text(progress.budget_seconds, attack, cap, share),
         Candidate.gold(state.task),
         state.gold_runs,
         state.gold_duration_s,
@@ -168,7 +172,7 @@ async def evaluate_pool(
     if state.reference != progress:
         state = state.model_copy(update={"reference": progress})
         store.save(state)
-    bounded = _bounded(state, progress, sandbox, max_seconds)
+    bounded = _bounded(state, progress, sandbox, max_seconds, attack_share)
     pool = _Pool(state, bounded, confirmation, timeout_s, max_log_chars)
     bound = log.bind(instance_id=state.task.instance_id, correlation_id=state.correlation_id)
     while (member := ref.next_member(progress)) is not None:

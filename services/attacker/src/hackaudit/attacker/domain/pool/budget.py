@@ -41,8 +41,11 @@ def pool_budget(cap: float | None, attack_seconds: float, share: float = 1.0) ->
     return bound if cap is None else min(cap, bound)
 
 
-def budget_text(budget: float, attack_seconds: float, cap: float | None) -> str:
+def budget_text(budget: float, attack_seconds: float, cap: float | None, share: float = 1.0) -> str:
+    """The budget as a reason quotes it, with what bounds it."""
     why = f"the attack's own {attack_seconds:.0f}"
+    if share != 1.0:
+        why = f"{share:g} × {why}"
     if cap is not None and budget >= cap:
         why = f"its cap; the attack took {attack_seconds:.0f}"
     return f"the pool's budget of {budget:g} sandbox-seconds ({why})"
