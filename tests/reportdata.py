@@ -96,7 +96,10 @@ def reference(instance_id: str, *, reject_renamed: bool) -> ReferencePool:
             kind="operator-mutant", evidence="not told apart from gold by any probe",
         ),
     ]  # fmt: skip
-    return ReferencePool(outcomes=tuple(members), seed=1234, sample_size=2, sandbox_seconds=41.0)
+    return ReferencePool(
+        outcomes=tuple(members), seed=1234, sample_size=2, sandbox_seconds=41.0,
+        budget_seconds=60.0, attack_seconds=60.0,
+    )  # fmt: skip
 
 
 def discrimination(

@@ -76,3 +76,36 @@ class ScriptedSandbox:
             results=results,
             requested_by=request.requested_by,
         )
+
+
+Seconds = Callable[[RunRequested], float]
+
+
+class TimedSandbox(ScriptedSandbox):
+    """A scripted sandbox whose runs take time: `seconds(request)` per run, as the sandbox would
+    report it. A run that would take longer than its request's timeout times out instead, and is
+    counted at its timeout plus `overrun_s` (a real run that times out is counted from its
+    container's start). `spent[i]`: what `requests[i]`'s runs took."""
+
+    def __init__(self, rules: Iterable[Rule], seconds: Seconds, overrun_s: float = 1.0) -> None:
+        super().__init__(rules)
+        self.seconds = seconds
+        self.overrun_s = overrun_s
+        self.spent: list[float] = []
+
+    async def run(self, request: RunRequested) -> RunCompleted:
+        done = await super().run(request)
+        cost = self.seconds(request)
+        limit = request.timeout_s
+        if limit is not None and cost > limit:
+            cut = RunResult(
+                status=RunStatus.TIMEOUT,
+                duration_s=limit + self.overrun_s,
+                reason=f"timed out after {limit:g} s",
+            )
+            done = done.model_copy(update={"results": (cut,) * len(done.results)})
+        else:
+            timed = tuple(r.model_copy(update={"duration_s": cost}) for r in done.results)
+            done = done.model_copy(update={"results": timed})
+        self.spent.append(sum(r.duration_s for r in done.results))
+        return done

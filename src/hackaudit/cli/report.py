@@ -18,6 +18,7 @@ from hackaudit.cli.report_model import (
     coverage_text,
     evidence_path,
     not_verified,
+    pool_cost_text,
     rejected_correct,
     repair_coverage,
     unverified_details,
@@ -181,7 +182,8 @@ def _write_judge(out: Path, instance_id: str, scored: TaskScored) -> dict[str, o
 
 
 def _reference_counts(attack: AttackCompleted) -> dict[str, object]:
-    """The reference pool V was computed from: members by role and status, and its sample."""
+    """The reference pool V was computed from: members by role and status, its sample, and what
+    it cost beside its budget and the attack's own sandbox-seconds (None: not recorded)."""
     assert attack.reference is not None
     counts = Counter(f"{o.role.value}/{o.status.value}" for o in attack.reference.outcomes)
     return {
@@ -189,6 +191,8 @@ def _reference_counts(attack: AttackCompleted) -> dict[str, object]:
         "seed": attack.reference.seed,
         "sample_size": attack.reference.sample_size,
         "sandbox_seconds": attack.reference.sandbox_seconds,
+        "budget_seconds": attack.reference.budget_seconds,
+        "attack_sandbox_seconds": attack.reference.attack_seconds,
     }
 
 
@@ -351,6 +355,15 @@ def _components_markdown(rows: list[dict[str, object]]) -> list[str]:
                 parts.append(
                     f"over-strict: rejects {len(d['rejected_correct'])} correct variant(s)"
                 )
+        pool = r.get("reference")
+        if isinstance(pool, dict):
+            parts.append(
+                pool_cost_text(
+                    float(pool["sandbox_seconds"]),
+                    pool.get("budget_seconds"),
+                    pool.get("attack_sandbox_seconds"),
+                )
+            )
         if r.get("d_source"):
             parts.append(f"D from {r['d_source']}")
         if r.get("policy") and len(policies) > 1:

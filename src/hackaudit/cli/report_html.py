@@ -25,6 +25,7 @@ from hackaudit.cli.report_model import (
     coverage_text,
     evidence_path,
     not_verified,
+    pool_cost_text,
     rejected_correct,
     repair_coverage,
     unverified_details,
@@ -538,7 +539,9 @@ def _reference_pool(attack: AttackCompleted) -> str:
     return (
         f'<details class="reference-pool"><summary>Reference pool behind V '
         f"({len(pool.outcomes)} variants; {pool.sample_size} mutants asked for, seed "
-        f"{pool.seed}, {pool.sandbox_seconds:.0f} sandbox-seconds)</summary>"
+        f"{pool.seed}; "
+        f"{escape(pool_cost_text(pool.sandbox_seconds, pool.budget_seconds, pool.attack_seconds))})"
+        "</summary>"
         "<table><thead><tr><th>role</th><th>status</th><th>kind</th><th>candidate</th>"
         f"<th>evidence</th></tr></thead><tbody>{rows}</tbody></table></details>"
     )

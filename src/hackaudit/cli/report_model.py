@@ -50,6 +50,17 @@ def rejected_correct(attack: AttackCompleted) -> list[ReferenceOutcome]:
     ]
 
 
+def pool_cost_text(sandbox_s: float, budget_s: float | None, attack_s: float | None) -> str:
+    """What the reference pool's runs took, beside its budget and the attack's own
+    sandbox-seconds (each left out when not recorded)."""
+    text = f"reference pool {sandbox_s:.0f} sandbox-s"
+    if budget_s is not None:
+        text += f" of its budget of {budget_s:.0f}"
+    if attack_s is not None:
+        text += f" (the attack's own: {attack_s:.0f})"
+    return text
+
+
 REASON_CHARS = 300  # of an unmeasured coverage's reason, in the report's one line
 
 

@@ -3,7 +3,8 @@ rewrites that probes show equal to gold are accepted by the task's tests, the em
 rejected, and every sampled mutant is either rejected, accepted and confirmed incorrect, or left
 out as not shown incorrect — with the sandbox-seconds the pool took. spanlib-1 is robust: none of
 its correct members is rejected (on the over-strict slugkit tasks one is, as
-`test_attacker_reference_overstrict_docker.py` checks)."""
+`test_attacker_reference_overstrict_docker.py` checks). With the default budget, the pool's runs
+take no more sandbox-seconds than the attack's, as the engine reports them."""
 
 from __future__ import annotations
 
@@ -53,7 +54,8 @@ async def test_pool_on_an_example_task(engine: None, sandbox) -> None:
         task=task,
         options=AuditOptions(candidates_per_round=1, rounds=1, gold_repeats=2),
     )
-    config = AttackConfig(reference_sample=3)
+    # What the pool finds, not what it costs: a one-candidate attack pays for little of a pool.
+    config = AttackConfig(reference_sample=3, reference_attack_share=1000.0)
     done = await run_attack(request, sandbox, None, InMemoryStateStore(RoundState), config)
     pool = done.reference
     assert pool is not None and pool.sample_size == 3
@@ -84,3 +86,28 @@ async def test_pool_on_an_example_task(engine: None, sandbox) -> None:
     # The pool's runs went to the sandbox as reference runs and were timed.
     assert any(r.purpose is RunPurpose.REFERENCE for r in sandbox.requests)
     assert pool.sandbox_seconds > 0
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_pool_within_the_attacks_seconds(engine: None, sandbox) -> None:
+    tasks = {t.instance_id: t for t in load_tasks([EXAMPLES / "spanlib.jsonl"]).tasks}
+    request = AttackRequested(
+        correlation_id="audit-ref-budget-docker",
+        task=tasks["spanlib__spanlib-1"],
+        options=AuditOptions(candidates_per_round=4, rounds=2, gold_repeats=2),
+    )
+    config = AttackConfig(reference_sample=3)
+    done = await run_attack(request, sandbox, None, InMemoryStateStore(RoundState), config)
+    pool = done.reference
+    assert pool is not None and pool.attack_seconds is not None and done.spent is not None
+    assert pool.attack_seconds == round(sum(done.spent.by_kind.values()), 3) > 0
+    assert pool.budget_seconds == pool.attack_seconds
+    report = [(o.kind, o.status.value, o.evidence[:200]) for o in pool.outcomes]
+    assert pool.sandbox_seconds <= pool.attack_seconds, report
+    # Gold, first in the pool, is graded within it; a member that does not fit is left out,
+    # saying why.
+    assert pool.outcomes[0].kind == ref.GOLD, report
+    assert pool.outcomes[0].status is ReferenceStatus.ACCEPTED, report
+    for o in pool.outcomes:
+        if o.status is ReferenceStatus.LEFT_OUT and "budget" in o.evidence:
+            assert "the pool's budget of" in o.evidence, report

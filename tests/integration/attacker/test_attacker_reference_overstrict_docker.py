@@ -53,9 +53,9 @@ async def _rejected_correct(sandbox, library: str, instance_id: str) -> list[tup
         task=tasks[instance_id],
         options=AuditOptions(candidates_per_round=1, rounds=1, gold_repeats=2),
     )
-    done = await run_attack(
-        request, sandbox, None, InMemoryStateStore(RoundState), AttackConfig(reference_sample=1)
-    )
+    # What the pool finds, not what it costs: a one-candidate attack pays for little of a pool.
+    config = AttackConfig(reference_sample=1, reference_attack_share=1000.0)
+    done = await run_attack(request, sandbox, None, InMemoryStateStore(RoundState), config)
     assert done.reference is not None
     correct = [o for o in done.reference.outcomes if o.role is ReferenceRole.CORRECT]
     return [(o.kind, o.evidence) for o in correct if o.status is ReferenceStatus.REJECTED]

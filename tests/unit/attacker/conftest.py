@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -223,7 +224,7 @@ class LocalSandbox:
 
     async def run(self, request: RunRequested) -> RunCompleted:
         self.requests.append(request)
-        results = [await asyncio.to_thread(self._once, request) for _ in range(request.repeats)]
+        results = [await asyncio.to_thread(self._timed, request) for _ in range(request.repeats)]
         return RunCompleted(
             correlation_id=request.correlation_id,
             instance_id=request.task.instance_id,
@@ -232,6 +233,12 @@ class LocalSandbox:
             candidate_id=request.candidate.candidate_id if request.candidate else None,
             results=tuple(results),
         )
+
+    def _timed(self, request: RunRequested) -> RunResult:
+        """One run, with the seconds it took (as the sandbox reports a run's duration)."""
+        started = time.monotonic()
+        result = self._once(request)
+        return result.model_copy(update={"duration_s": round(time.monotonic() - started, 3)})
 
     def _once(self, request: RunRequested) -> RunResult:
         if isinstance(request.invocation, Coverage):

@@ -26,7 +26,7 @@ from hackaudit.shared.contracts import (
     TestStatus,
 )
 from hackaudit.shared.state_store import InMemoryStateStore
-from tests.scripted_sandbox import ScriptedSandbox, failed, passed
+from tests.scripted_sandbox import TimedSandbox, failed, passed
 
 from .conftest import TinyTask
 
@@ -74,7 +74,11 @@ async def test_probed_rewrites_ignore_introspection(
         task=tiny.task,
         options=AuditOptions(candidates_per_round=1, rounds=1, gold_repeats=2),
     )
-    sandbox = ScriptedSandbox([_rules(tiny.task, value_tag)])
+    # The attack's candidates cost more than the pool's runs: the pool's budget is the attack's.
+    sandbox = TimedSandbox(
+        [_rules(tiny.task, value_tag)],
+        lambda r: 100.0 if r.purpose is RunPurpose.CANDIDATE else 1.0,
+    )
     done = await run_attack(request, sandbox, None, InMemoryStateStore(RoundState))
     assert done.reference is not None
     probed = [

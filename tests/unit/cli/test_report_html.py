@@ -132,6 +132,21 @@ def test_over_strict_evidence_is_shown_and_written(tmp_path: Path) -> None:
     assert "over-strict: rejects 1 correct variant" in (tmp_path / "report.md").read_text()
 
 
+def test_the_pools_cost_is_reported_beside_its_budget_and_the_attacks(tmp_path: Path) -> None:
+    write_report(tmp_path, latest_per_task(sample_states()), missing_stages=[], problems=[])
+    rows = {
+        r["instance_id"]: r for r in json.loads((tmp_path / "report.json").read_text())["tasks"]
+    }
+    pool = rows["calc__calc-1"]["reference"]
+    assert pool["sandbox_seconds"] == 41.0
+    assert pool["budget_seconds"] == 60.0 and pool["attack_sandbox_seconds"] == 60.0
+    said = "reference pool 41 sandbox-s of its budget of 60 (the attack's own: 60)"
+    assert said in (tmp_path / "report.md").read_text()
+    page = (tmp_path / "report.html").read_text()
+    summary = re.search(r'<details class="reference-pool"><summary>(.*?)</summary>', page, re.S)
+    assert summary and said in summary.group(1).replace("&#x27;", "'")
+
+
 def test_exploits_link_their_diff_files(tmp_path: Path) -> None:
     write_report(tmp_path, latest_per_task(sample_states()), missing_stages=[], problems=[])
     page = (tmp_path / "report.html").read_text()

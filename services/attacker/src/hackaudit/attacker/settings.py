@@ -73,9 +73,11 @@ class AttackerSettings(BaseSettings):
     budget_seconds: float | None = Field(default=None, gt=0)
     # Reference mutants of gold in each task's reference pool; 0: no pool is evaluated.
     reference_sample: int = Field(default=DEFAULT_SAMPLE_SIZE, ge=0)
-    # Sandbox-seconds the reference pool may spend (its equality probes and confirmations);
-    # members it cannot reach are left out and counted.
+    # The reference pool's budget (its equality probes and confirmations included): this share
+    # of the attack's own sandbox-seconds (1: never more than the attack), within
+    # reference_max_seconds; members that cannot fit are left out and counted.
     reference_max_seconds: float = Field(default=600.0, gt=0)
+    reference_attack_share: float = Field(default=1.0, gt=0)
 
     @property
     def llm_api_key(self) -> SecretStr | None:
@@ -121,6 +123,7 @@ class AttackerSettings(BaseSettings):
             budget_seconds=self.budget_seconds,
             reference_sample=self.reference_sample,
             reference_max_seconds=self.reference_max_seconds,
+            reference_attack_share=self.reference_attack_share,
             confirmation=ConfirmationConfig(
                 held_back=self.confirm_held_back,
                 probes=self.confirm_probes,

@@ -190,7 +190,10 @@ class ReferenceOutcome(BaseModel):
 
 class ReferencePool(BaseModel):
     """The reference pool V is computed from, drawn apart from the attack: correct variants of
-    gold (C+) and incorrect ones (C-), each run through the task's tests."""
+    gold (C+) and incorrect ones (C-), each run through the task's tests. `sandbox_seconds` is
+    what its runs took, within `budget_seconds`: the attack's own sandbox-seconds
+    (`attack_seconds`: every run the attack asked for, confirmation's included), within a cap.
+    None: not recorded (a pool evaluated before budgets were kept)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -198,6 +201,8 @@ class ReferencePool(BaseModel):
     seed: int = 0  # the mutant sample's seed, derived from the instance id
     sample_size: int = 0  # reference mutants asked for
     sandbox_seconds: float = 0.0
+    budget_seconds: float | None = None
+    attack_seconds: float | None = None
 
 
 class HunkCoverage(BaseModel):

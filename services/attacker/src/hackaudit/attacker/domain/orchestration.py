@@ -128,9 +128,11 @@ class RoundState(BaseModel):
     finished: bool = False
     stopped_early: bool = False
     gold_duration_s: float | None = None  # unit cost of a candidate (budget in seconds)
-    sandbox_seconds: float = 0.0  # taken by the graded candidates' runs
+    sandbox_seconds: float = 0.0  # taken by the graded candidates' runs (the budget's measure)
     suite_seconds: float = 0.0  # taken by the wider suite's runs, gold's included
-    # Every run's sandbox-seconds by run kind ("grade", "probe", "suite", "coverage").
+    # Every run's sandbox-seconds by run kind ("grade", "probe", "suite", "coverage"): the
+    # candidates' runs and every run their confirmation asked for, gold's included (the
+    # reference pool's apart). Their sum is `attack_seconds`.
     seconds_by_kind: dict[str, float] = Field(default_factory=dict)
     to_first_exploit: BudgetSpent | None = None  # first task exploit (harness findings apart)
     exhausted: bool = False  # a round found no fresh candidate to plan
@@ -138,6 +140,13 @@ class RoundState(BaseModel):
     llm_equivalent_skipped: int = 0
     not_applicable: tuple[str, ...] = ()
     reference: ref.ReferenceProgress | None = None  # the reference pool, once planned
+
+    @property
+    def attack_seconds(self) -> float:
+        """Every sandbox-second the attack's runs took: the candidates' and every confirmation
+        run (probes, wider suite, coverage, gold's runs). A state stored before the runs were
+        counted by kind has only its candidates' runs."""
+        return max(self.sandbox_seconds, sum(self.seconds_by_kind.values()))
 
     @property
     def hackable(self) -> bool:

@@ -72,8 +72,10 @@ class AttackConfig(BaseModel):
     budget_seconds: float | None = Field(default=None, gt=0)
     # Reference mutants in the task's reference pool (V's inputs); 0: no pool is evaluated.
     reference_sample: int = Field(default=DEFAULT_SAMPLE_SIZE, ge=0)
-    # Sandbox-seconds the pool may spend; the members it cannot reach are left out.
+    # Sandbox-seconds the pool may spend: this share of the attack's own sandbox-seconds (1: no
+    # more than the attack), within reference_max_seconds; members that cannot fit are left out.
     reference_max_seconds: float = Field(default=600.0, gt=0)
+    reference_attack_share: float = Field(default=1.0, gt=0)
 
 
 class _Attack:
@@ -105,8 +107,15 @@ class _Attack:
         )
 
     def save(self, state: RoundState) -> None:
-        self.state = state
-        self.store.save(state)
+        """Store `state` with every run so far counted: gold's cached runs, the wider suite's
+        seconds and every run's seconds by kind (the attack's own total)."""
+        spent = {
+            "gold_runs": dict(self.confirmer.gold_runs),
+            "suite_seconds": self.confirmer.suite_seconds,
+            "seconds_by_kind": dict(self.sandbox.spent),
+        }
+        self.state = state.model_copy(update=spent)
+        self.store.save(self.state)
 
     @property
     def pools(self) -> dict[Category, list[Candidate]]:
@@ -177,11 +186,7 @@ class _Attack:
         if coverage_map.GOLD_RUN_KEY in self.state.gold_runs or self.state.finished:
             return
         await self.confirmer.gold_coverage()
-        spent = {
-            "gold_runs": dict(self.confirmer.gold_runs),
-            "seconds_by_kind": dict(self.sandbox.spent),
-        }
-        self.save(self.state.model_copy(update=spent))
+        self.save(self.state)
 
     async def measure_beyond_gold(self) -> None:
         """Gold's coverage run with the changed files' text, once, when the fresh candidates
@@ -194,7 +199,7 @@ class _Attack:
         if run is None:
             return
         await self.confirmer.gold_run(beyond_gold.GOLD_RUN_KEY, run)
-        self.save(self.state.model_copy(update={"gold_runs": dict(self.confirmer.gold_runs)}))
+        self.save(self.state)
         self._pools = None
         self.log.info(
             "mutants beyond gold's lines",
@@ -219,13 +224,7 @@ class _Attack:
 
     async def grade(self, candidate: Candidate) -> None:
         outcome, seconds = await self._outcome(candidate)
-        spent = {
-            "gold_runs": dict(self.confirmer.gold_runs),
-            "suite_seconds": self.confirmer.suite_seconds,
-            "seconds_by_kind": dict(self.sandbox.spent),
-        }
-        state = self.state.model_copy(update=spent)
-        self.save(orch.record(state, outcome, seconds))
+        self.save(orch.record(self.state, outcome, seconds))
         self.log.info(
             "candidate graded",
             candidate=candidate.content_hash,
@@ -304,7 +303,7 @@ async def run_attack(
     Idempotent: the round state is stored under a key derived from the request, and a repeated
     call resumes (or, when the attack finished, just reports) the stored attack. After the
     rounds (also when they stopped early) the task's reference pool is evaluated, resumably too,
-    unless `config.reference_sample` is 0.
+    unless `config.reference_sample` is 0, within what the attack's own runs took.
     """
     config = config or AttackConfig()
     if request.options.budget_seconds is None and config.budget_seconds is not None:
@@ -331,6 +330,7 @@ async def run_attack(
             store,
             sample_size=config.reference_sample,
             max_seconds=config.reference_max_seconds,
+            attack_share=config.reference_attack_share,
             confirmation=config.confirmation,
             timeout_s=config.candidate_timeout_s,
             max_log_chars=config.max_log_chars,
@@ -344,6 +344,7 @@ async def run_attack(
         hackable=final.hackable,
         stopped_early=final.stopped_early,
         sandbox_seconds=round(final.sandbox_seconds, 1),
+        attack_seconds=round(final.attack_seconds, 1),
         equivalent_skipped=final.equivalent_skipped + final.llm_equivalent_skipped,
         not_applicable=len(final.not_applicable),
         input_tokens=final.usage.input_tokens,

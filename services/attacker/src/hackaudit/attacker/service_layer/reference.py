@@ -5,8 +5,10 @@ then graded in turn and the state saved, so a restarted attacker resumes with th
 reruns none. Gold's graded runs and probe runs come from the Confirmer's cache (shared with the
 attack, so gold is not run again when the attack already ran it); a mutant the attack already
 graded keeps the attack's result instead of a second run. Every sandbox-second the pool spends
-(probe runs and confirmations included) is counted in the pool's `sandbox_seconds`; once they
-reach `max_seconds`, the members left are not graded but left out, with the reason.
+(probe runs and confirmations included) is counted in the pool's `sandbox_seconds`, within its
+budget (`domain.pool.budget`): the attack's own sandbox-seconds, within `max_seconds`, fixed when
+the pool is planned. Every run goes through `BoundedSandbox`, which keeps it inside what is left;
+a member one of whose runs cannot fit is left out, with the reason, and the next is tried.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from __future__ import annotations
 from hackaudit.attacker.domain import orchestration as orch
 from hackaudit.attacker.domain.confirm.confirmation import ConfirmationConfig
 from hackaudit.attacker.domain.orchestration import RoundState
+from hackaudit.attacker.domain.pool import budget as pool_budget
 from hackaudit.attacker.domain.pool import reference as ref
 from hackaudit.attacker.domain.ports import RoundStateStore, SandboxPort
+from hackaudit.attacker.service_layer.bounded import BoundedSandbox, OutOfBudget
 from hackaudit.attacker.service_layer.confirm import REQUESTED_BY, Confirmer
 from hackaudit.shared.contracts import (
     Candidate,
@@ -32,31 +36,18 @@ from hackaudit.shared.logs import get_logger
 log = get_logger("hackaudit.attacker.reference")
 
 
-class _Metered:
-    """The sandbox port, counting the seconds of every run it returns."""
-
-    def __init__(self, sandbox: SandboxPort) -> None:
-        self._sandbox = sandbox
-        self.seconds = 0.0
-
-    async def run(self, request: RunRequested) -> RunCompleted:
-        done = await self._sandbox.run(request)
-        self.seconds += sum(r.duration_s for r in done.results)
-        return done
-
-
 class _Pool:
     def __init__(
         self,
         state: RoundState,
-        sandbox: SandboxPort,
+        sandbox: BoundedSandbox,
         confirmation: ConfirmationConfig,
         timeout_s: float | None,
         max_log_chars: int,
     ) -> None:
         self.task = state.task
         self.correlation_id = state.correlation_id
-        self.sandbox = _Metered(sandbox)
+        self.sandbox = sandbox
         self.timeout_s = timeout_s
         self.max_log_chars = max_log_chars
         self.probes_on = confirmation.probes
@@ -83,6 +74,13 @@ class _Pool:
                 requested_by=REQUESTED_BY,
             )
         )
+
+    async def grade_within_budget(self, member: ref.Member) -> ReferenceOutcome:
+        """The member's outcome, or left out when one of its runs cannot fit in the budget."""
+        try:
+            return await self.grade(member)
+        except OutOfBudget as exc:
+            return ref.left_out(member, f"not graded: {exc.reason}")
 
     async def grade(self, member: ref.Member) -> ReferenceOutcome:
         if member.kind == ref.GOLD:
@@ -116,8 +114,44 @@ class _Pool:
         done = await self._run(member.candidate, purpose)
         verdict, evidence = orch.run_verdict(self.task, done.result, self.max_log_chars)
         if verdict is None and member.kind != ref.EMPTY:
-            verdict, evidence = await self.confirmer.confirm(member.candidate, done.result)
+            try:
+                verdict, evidence = await self.confirmer.confirm(member.candidate, done.result)
+            except OutOfBudget as exc:
+                why = f"accepted by the task's tests, not confirmed incorrect: {exc.reason}"
+                return ref.left_out(member, why)
         return ref.incorrect_outcome(member, verdict, evidence)
+
+
+def _planned(
+    state: RoundState, sample_size: int, max_seconds: float | None, attack_share: float
+) -> ref.ReferenceProgress:
+    """The pool in progress, with its budget (fixed from the finished attack's seconds)."""
+    progress = state.reference or ref.plan(state.task, sample_size)
+    if progress.budget_seconds is None:  # planned now, or stored before budgets were kept
+        attack = round(state.attack_seconds, 3)
+        budget = round(pool_budget.pool_budget(max_seconds, attack, attack_share), 3)
+        progress = progress.model_copy(update={"budget_seconds": budget, "attack_seconds": attack})
+    return progress
+
+
+def _bounded(
+    state: RoundState,
+    progress: ref.ReferenceProgress,
+    sandbox: SandboxPort,
+    cap: float | None,
+    share: float,
+) -> BoundedSandbox:
+    assert progress.budget_seconds is not None
+    attack = progress.attack_seconds or 0.0
+    return BoundedSandbox(
+        sandbox,
+        progress.budget_seconds,
+        pool_budget.budget_text(progress.budget_seconds, attack, cap, share),
+        Candidate.gold(state.task),
+        state.gold_runs,
+        state.gold_duration_s,
+        seconds=progress.sandbox_seconds,
+    )
 
 
 async def evaluate_pool(
@@ -128,24 +162,23 @@ async def evaluate_pool(
     sample_size: int,
     confirmation: ConfirmationConfig,
     max_seconds: float | None = None,
+    attack_share: float = 1.0,
     timeout_s: float | None = None,
     max_log_chars: int = 2000,
 ) -> RoundState:
-    """The state with the task's reference pool graded in full (resuming a partial one)."""
-    progress = state.reference or ref.plan(state.task, sample_size)
-    if state.reference is None:
+    """The state with the task's reference pool graded in full (resuming a partial one), within
+    `attack_share` × the attack's own sandbox-seconds and `max_seconds`."""
+    progress = _planned(state, sample_size, max_seconds, attack_share)
+    if state.reference != progress:
         state = state.model_copy(update={"reference": progress})
         store.save(state)
-    pool = _Pool(state, sandbox, confirmation, timeout_s, max_log_chars)
+    bounded = _bounded(state, progress, sandbox, max_seconds, attack_share)
+    pool = _Pool(state, bounded, confirmation, timeout_s, max_log_chars)
     bound = log.bind(instance_id=state.task.instance_id, correlation_id=state.correlation_id)
     while (member := ref.next_member(progress)) is not None:
-        before = pool.sandbox.seconds
-        if max_seconds is not None and progress.sandbox_seconds >= max_seconds:
-            spent = f"the pool's budget of {max_seconds:g} sandbox-seconds is spent"
-            outcome = ref.left_out(member, spent + ": not graded")
-        else:
-            outcome = await pool.grade(member)
-        progress = ref.record(progress, outcome, pool.sandbox.seconds - before)
+        before = bounded.seconds
+        outcome = await pool.grade_within_budget(member)
+        progress = ref.record(progress, outcome, bounded.seconds - before)
         state = state.model_copy(
             update={"reference": progress, "gold_runs": dict(pool.confirmer.gold_runs)}
         )
@@ -166,6 +199,8 @@ async def evaluate_pool(
             "reference pool evaluated",
             members=len(progress.outcomes),
             sandbox_seconds=round(progress.sandbox_seconds, 1),
+            budget_seconds=progress.budget_seconds,
+            attack_seconds=progress.attack_seconds,
             **counts,
         )
     return state

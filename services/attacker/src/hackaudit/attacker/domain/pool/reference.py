@@ -15,7 +15,8 @@ C−  REJECTED  the tests fail it, on tests gold passes: that failure is its evi
               suite; the empty patch is incorrect by construction)
     LEFT_OUT  accepted but not shown incorrect, or not gradable (patch did not apply, infra)
 
-The progress is saved after every graded member, so a restarted attacker resumes the pool.
+The progress is saved after every graded member, so a restarted attacker resumes the pool. What
+the pool may spend is `budget`'s rule: no more than the attack's own sandbox-seconds.
 """
 
 from __future__ import annotations
@@ -78,6 +79,10 @@ class ReferenceProgress(BaseModel):
     sample_size: int = 0
     sandbox_seconds: float = 0.0
     finished: bool = False
+    # What the pool may spend (`budget.pool_budget`) and the attack's own sandbox-seconds it was
+    # sized from, fixed when the pool is planned (None: planned before budgets were kept).
+    budget_seconds: float | None = None
+    attack_seconds: float | None = None
 
 
 # --- planning -----------------------------------------------------------------------------------
@@ -175,6 +180,8 @@ def pool(progress: ReferenceProgress) -> ReferencePool:
         seed=progress.seed,
         sample_size=progress.sample_size,
         sandbox_seconds=round(progress.sandbox_seconds, 3),
+        budget_seconds=progress.budget_seconds,
+        attack_seconds=progress.attack_seconds,
     )
 
 
