@@ -30,10 +30,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hackaudit.sandbox.domain.protocol import FILL_FAILED, GIT_SAFE, launcher_argv
+from hackaudit.sandbox.domain.protocol import (
+    FILL_FAILED,
+    GIT_SAFE,
+    PRISTINE_REPOSITORY,
+    WRITABLE_PLACES,
+    launcher_argv,
+)
 
 KIT = "/opt/hackaudit"
-PRISTINE = f"{KIT}/testbed"
+PRISTINE = PRISTINE_REPOSITORY
 SHELL = f"{KIT}/sh"
 SHM_MB = 64
 RUNNER_UID = 1000
@@ -44,7 +50,7 @@ TESTBED_MARGIN_MB = 16
 
 _SCRATCH = "rw,exec,nosuid,nodev"
 # Every place a run can write, for the warm reset to empty: the tmpfs mounts and the engine's own.
-EVERY_PLACE = ("/testbed", "/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue")
+EVERY_PLACE = WRITABLE_PLACES
 
 # The launcher both modes start: the wrapper runs from the image's execute-only bash in a private
 # directory under /tmp (`protocol.LAUNCHER` copies bash per run for images that are not derived).

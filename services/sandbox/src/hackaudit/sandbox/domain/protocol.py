@@ -45,10 +45,13 @@ What the candidate's code could forge, and why it cannot:
   test patch from its run's directory nor change what the wrapper runs or reads afterwards. The
   wrapper's own script and the test command are never files: bash reads them from its
   arguments (`-c`), not from a file it would read as it goes. Only a coverage run's kit (its
-  rcfile, wheels, start-up hook), which the tests' own process loads, stays in the directory.
+  rcfile, wheels, start-up hook), which the tests' own process loads, stays in the directory;
+  the report step does not use it as it is (below).
 - *A coverage run's report* (`coverage_run`). The wrapper reads the report script before the
-  tests run and runs it after every process they left is gone; the report goes after its own
-  marker, base64-encoded, never through the runner's output.
+  tests run and runs it only once every process they left is gone, in a directory it makes
+  then; the script runs nothing the run could have written (an isolated interpreter, the kit
+  unpacked afresh from a wheel checked by its hash, the data files copied and read as data).
+  The report goes after its own marker, base64-encoded, never through the runner's output.
 - *Test results printed inside the runner's section.* Those the candidate's code can print, since
   it runs as part of the test command; the log parsers keep the worse of two reports of a test,
   pytest's results are checked against its JUnit XML report, and the other runners' against their
@@ -80,9 +83,9 @@ submodules (`--ignore-submodules=dirty`: git would run a status in each, under t
 own, writable configuration). The baseline status before the run uses the same call, so both
 read the repository alike. When `.git` was replaced by a symlink or a file, no git runs
 (`status:no-git`: the run is flagged as having touched `.git`); when a process survived the
-kill, neither (`status:survivors`: no file-change flags). What a candidate can still do is
-falsify its own run's flags by editing the index, ignore files or objects — nothing it leaves
-runs.
+kill, neither (`survivors`, then `status:survivors`: the run is flagged as leaving processes,
+with no file-change flags and no coverage report). What a candidate can still do is falsify its
+own run's flags by editing the index, ignore files or objects — nothing it leaves runs.
 """
 
 from __future__ import annotations
@@ -93,6 +96,12 @@ from dataclasses import dataclass
 
 MARK_PREFIX = "@@hackaudit"
 REPOSITORY = "/testbed"
+# The derived image's read-only copy of the repository as the image holds it
+# (`adapters.writable_places`): what `/testbed` is filled from, and what the run cannot change.
+PRISTINE_REPOSITORY = "/opt/hackaudit/testbed"
+# Every place a run can write, in both isolation modes: size-limited tmpfs mounts and the
+# engine's own (`adapters.writable_places`); the root file system is read-only.
+WRITABLE_PLACES = (REPOSITORY, "/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue")
 RUN_USER = "1000:1000"
 PORCELAIN_CAP = 1 << 20
 CONFIG_DIFF_CAP = 2 << 20
@@ -309,12 +318,17 @@ if [ -n "$junit" ]; then
     mark junit:missing
   fi
 fi
+[ "$alone" = 1 ] || mark survivors
 if [ -n "$report" ]; then
-  if timeout 90 /bin/bash -c "$report" >"$stage/coverage-report.log" 2>&1 \
-      && [ -f "$stage/coverage.json" ]; then
-    mark coverage; head -c {COVERAGE_CAP} -- "$stage/coverage.json" | base64 -w 0
+  if [ "$alone" = 0 ]; then
+    mark coverage-failed; echo "processes of the run survived the kill: no report step"
+  elif ! out=$(mktemp -d /tmp/hackaudit-report.XXXXXXXX); then
+    mark coverage-failed; echo "no directory for the report step"
+  elif timeout 90 /bin/bash -c "$report" hackaudit-report "$out" >"$out/report.log" 2>&1 \
+      && [ -f "$out/coverage.json" ]; then
+    mark coverage; head -c {COVERAGE_CAP} -- "$out/coverage.json" | base64 -w 0
   else
-    mark coverage-failed; tail -c 2000 -- "$stage/coverage-report.log"
+    mark coverage-failed; tail -c 2000 -- "$out/report.log"
   fi
 fi
 if [ "$hasgit" = 1 ]; then
