@@ -1,4 +1,5 @@
-"""A coverage run's report cannot be steered by the code it measures, on a real engine.
+"""A coverage run's report cannot be steered by the code it measures, on a real engine, in both
+isolation modes.
 
 The measured tests run the candidate's code as the run's own uid, and coverage.py's kit lies in
 the run's directory, which that uid can write. Each test plants, at import of `calc/ops.py`,
@@ -90,13 +91,19 @@ with open("/testbed/optparse.py", "w") as _f:
 """
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["container", "warm"])
 async def measuring(
+    request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     calc_image: TaskImage,
     coverage_wheels: dict[str, bytes],
 ) -> AsyncIterator[Runner]:
-    settings = sandbox_settings(tmp_path_factory.mktemp("sandbox-coverage-hostile"))
+    mode = str(request.param)
+    settings = sandbox_settings(
+        tmp_path_factory.mktemp(f"sandbox-coverage-hostile-{mode}"),
+        isolation=mode,
+        max_concurrent_runs=1,
+    )
     runner = bootstrap(settings, coverage_kit=StaticCoverageKit(coverage_wheels))
     await runner.start()
     yield runner
