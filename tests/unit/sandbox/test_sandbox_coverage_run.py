@@ -276,6 +276,16 @@ async def test_a_coverage_run_whose_report_failed_says_why() -> None:
     assert "No data to report." in result.reason
 
 
+async def test_a_coverage_run_whose_processes_outlive_the_kill_has_no_report_and_says_so() -> None:
+    def respond(run: FakeRun) -> FakeOutcome:
+        return FakeOutcome(coverage=COMPACT, processes_left=True)
+
+    runner, _ = _runner(respond, StaticCoverageKit(KIT))
+    result = (await handle_run_requested(_request(Coverage(files=("m.py",))), runner)).result
+    assert result.coverage is None and result.flags.processes_left is True
+    assert "survived the kill" in result.reason and "outlived the final kill" in result.reason
+
+
 async def test_without_wheels_a_coverage_run_is_an_infrastructure_error_naming_why() -> None:
     runner, backend = _runner(lambda run: FakeOutcome(), StaticCoverageKit({}))
     result = (await handle_run_requested(_request(Coverage(files=("m.py",))), runner)).result

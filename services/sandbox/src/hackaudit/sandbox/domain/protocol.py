@@ -111,6 +111,9 @@ COVERAGE_CAP = 8 << 20
 # copy before the wrapper started (`adapters.writable_places.POPULATE`).
 FILL_FAILED = 74
 
+# What the wrapper says in place of a coverage report when processes outlived its final kill.
+SURVIVORS_REPORT = "processes of the run survived the kill: no report step"
+
 # The run's files the candidate's code has no business with (the test patch, the test command,
 # the candidate itself, the set-up's lists): removed before the test command starts, once the
 # wrapper holds in its memory what it still needs.
@@ -321,7 +324,7 @@ fi
 [ "$alone" = 1 ] || mark survivors
 if [ -n "$report" ]; then
   if [ "$alone" = 0 ]; then
-    mark coverage-failed; echo "processes of the run survived the kill: no report step"
+    mark coverage-failed; echo "{SURVIVORS_REPORT}"
   elif ! out=$(mktemp -d /tmp/hackaudit-report.XXXXXXXX); then
     mark coverage-failed; echo "no directory for the report step"
   elif timeout 90 /bin/bash -c "$report" hackaudit-report "$out" >"$out/report.log" 2>&1 \
