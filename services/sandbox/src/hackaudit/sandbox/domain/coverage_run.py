@@ -25,7 +25,8 @@ stage directory is the run's uid's to write while the tests run, and so is `/tes
 `sitecustomize.py` or a module named like one of the standard library's planted there would
 run in the report step and could rewrite its report. So nothing there is run or imported: the
 interpreter is the one the tests' command finds, by its real path, never in a place the run
-could write (one in `/testbed` is taken from the image's read-only pristine copy); it runs
+could write (one in `/testbed` is taken from the image's read-only pristine copy), as is every
+command and library the step starts (`PATH`, `LD_LIBRARY_PATH`); it runs
 isolated (`-I -S`: no `PYTHON*` variables, no user or site packages, no script or working
 directory on `sys.path`) from the new directory; coverage.py is unpacked there from the wheel
 the sandbox sent, checked against its SHA-256 in the script; its configuration is the
@@ -54,7 +55,12 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from hackaudit.sandbox.domain.protocol import PRISTINE_REPOSITORY, REPOSITORY, WRITABLE_PLACES
+from hackaudit.sandbox.domain.protocol import (
+    PRISTINE_REPOSITORY,
+    REPOSITORY,
+    SEALED_PATH,
+    WRITABLE_PLACES,
+)
 from hackaudit.shared.contracts import Coverage, CoverageResult, FileCoverage
 
 STAGE_VARIABLE = "HACKAUDIT_COVERAGE"
@@ -242,16 +248,14 @@ def _interpreter_lines() -> list[str]:
     ]
 
 
-def _library_lines() -> list[str]:
-    """Shell lines that keep only the dynamic loader's variables the run could not have
-    planted a library for."""
-    places = "|".join(f"{place}|{place}/*" for place in WRITABLE_PLACES)
+def _search_path_lines() -> list[str]:
+    """Shell lines that keep, of the command and library search paths, only the directories the
+    run could not write (`protocol.SEALED_PATH`), and drop the loader's preloads."""
     return [
+        *SEALED_PATH.splitlines(),
         "unset LD_PRELOAD LD_AUDIT",
-        "hackaudit_ld= ; hackaudit_ifs=$IFS; IFS=:; set -f",
-        "for d in ${LD_LIBRARY_PATH-}; do case $d in /*) ;; *) continue;; esac",
-        f"  case $d in {places}) continue;; esac; hackaudit_ld=${{hackaudit_ld:+$hackaudit_ld:}}$d",
-        "done; IFS=$hackaudit_ifs; set +f",
+        'PATH=$(sealed_path "$PATH"); PATH=${PATH:-/usr/bin:/bin}',
+        'hackaudit_ld=$(sealed_path "${LD_LIBRARY_PATH-}")',
         'if [ -n "$hackaudit_ld" ]; then export LD_LIBRARY_PATH=$hackaudit_ld; '
         "else unset LD_LIBRARY_PATH; fi",
     ]
@@ -279,8 +283,9 @@ def report_script(
 ) -> str:
     """The script the wrapper runs after the tests, once every process they left is gone, with
     a new directory of its own as `$1` (after `preamble`: the environment of the test script,
-    for the interpreter it finds). Nothing the run wrote is run or imported: the interpreter
-    is found outside the places the run could write and runs isolated (`ISOLATED`) from the
+    for the interpreter it finds). Nothing the run wrote is run or imported: commands and
+    libraries are looked up only outside the places the run could write
+    (`protocol.SEALED_PATH`), the interpreter too, which runs isolated (`ISOLATED`) from the
     new directory; coverage.py is unpacked there from the wheel the sandbox sent (checked by
     its hash), with a configuration of the script's own; the processes' data files are copied
     there and read as data. Then: combine them, write coverage.py's JSON report, and compact
@@ -292,7 +297,7 @@ def report_script(
         *preamble,
         f'export {REPORT_DIR_VARIABLE}="$1"',
         f'cd "${REPORT_DIR_VARIABLE}" || exit 1',
-        *_library_lines(),
+        *_search_path_lines(),
         *_interpreter_lines(),
         f'hackaudit_run() {{ "$hackaudit_py" {ISOLATED} "$@"; }}',
         "hackaudit_v=$(hackaudit_run -c "

@@ -81,11 +81,15 @@ nothing, `GIT_CONFIG_NOSYSTEM`; `GIT_CONFIG_GLOBAL` is newer than the git of man
 fsmonitor, untracked cache, hooks and `core.attributesFile` off, and without entering
 submodules (`--ignore-submodules=dirty`: git would run a status in each, under the submodule's
 own, writable configuration). The baseline status before the run uses the same call, so both
-read the repository alike. When `.git` was replaced by a symlink or a file, no git runs
-(`status:no-git`: the run is flagged as having touched `.git`); when a process survived the
-kill, neither (`survivors`, then `status:survivors`: the run is flagged as leaving processes,
-with no file-change flags and no coverage report). What a candidate can still do is falsify its
-own run's flags by editing the index, ignore files or objects — nothing it leaves runs.
+read the repository alike. After the kill the wrapper also looks up its commands (git, and a
+coverage run's interpreter) only in directories the run could not write (`SEALED_PATH`: an
+image whose `PATH` names a directory in `/testbed`, a virtualenv kept there, say, gets the
+image's read-only pristine copy of it instead). When `.git` was replaced by a symlink or a
+file, no git runs (`status:no-git`: the run is flagged as having touched `.git`); when a
+process survived the kill, neither (`survivors`, then `status:survivors`: the run is flagged
+as leaving processes, with no file-change flags and no coverage report). What a candidate can
+still do is falsify its own run's flags by editing the index, ignore files or objects — nothing
+it leaves runs.
 """
 
 from __future__ import annotations
@@ -173,6 +177,27 @@ reseal() {{
   printf '%s\n' "$gitconfig" > "$common/config"
 }}"""
 
+# A shell function: prints the colon-separated list `$1` (`PATH`, `LD_LIBRARY_PATH`) with only
+# the directories the run could not write: relative ones and those in a writable place dropped,
+# those under the repository taken from the image's read-only pristine copy of it. Used after
+# the final kill, so that no command or library a run planted in a writable place is started.
+_WRITABLE_ELSEWHERE = "|".join(f"{p}|{p}/*" for p in WRITABLE_PLACES if p != REPOSITORY)
+SEALED_PATH = rf"""sealed_path() {{
+  local out= d IFS=:
+  set -f
+  for d in $1; do
+    case $d in
+      {REPOSITORY}|{REPOSITORY}/*) d={PRISTINE_REPOSITORY}${{d#{REPOSITORY}}};;
+      {_WRITABLE_ELSEWHERE}) continue;;
+      /*) ;;
+      *) continue;;
+    esac
+    out=${{out:+$out:}}$d
+  done
+  set +f
+  printf '%s' "$out"
+}}"""
+
 # A shell function: does a process other than init and this shell still run as this user?
 OTHERS = r"""others() {
   for p in /proc/[0-9]*; do
@@ -202,6 +227,7 @@ mark() {{ printf '\n{MARK_PREFIX}:%s:%s\n' "$nonce" "$1"; }}
 safe="{GIT_SAFE}"
 g() {{ git $safe "$@"; }}
 {OTHERS}
+{SEALED_PATH}
 finish() {{ mark end; exit 0; }}
 mark stage
 cd {REPOSITORY} 2>/dev/null || {{ mark fatal:no-repository; finish; }}
@@ -311,6 +337,7 @@ while :; do
   n=$((n + 1)); [ "$n" -ge 300 ] && {{ alone=0; break; }}
   sleep 0.01 2>/dev/null || :
 done
+PATH=$(sealed_path "$PATH"); PATH=${{PATH:-/usr/bin:/bin}}
 mark "test-exit:$rc:$end"
 {OOM_KILLS}
 mark "oom-kills:$oom"
