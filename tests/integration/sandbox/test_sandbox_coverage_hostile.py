@@ -7,6 +7,7 @@ code that rewrites coverage.py's reports once they are written (so that only `te
 said to run `add`'s line): in the kit itself (a `sitecustomize.py` on the kit's path), or as a
 module of the standard library's name in `/testbed` (`optparse`, which coverage.py's command
 line imports and the tests do not). The report must still name the tests that ran each line.
+A run that replaces the kit's wheels gets no report, and is told why.
 """
 
 from __future__ import annotations
@@ -131,3 +132,30 @@ async def test_code_planted_by_the_measured_tests_does_not_forge_the_report(
     add_tests = result.coverage.tests_of(OPS, add_line)
     assert ADD_TEST in add_tests, f"the report was forged: {add_tests}"
     assert MUL_TEST not in add_tests
+
+
+REPLACE_WHEELS = """
+import glob as _glob, os as _os
+_stage = _os.environ.get("HACKAUDIT_COVERAGE", "/nonexistent")
+for _wheel in _glob.glob(_os.path.join(_stage, "*.whl")):
+    with open(_wheel, "wb") as _f:
+        _f.write(b"not coverage.py")
+"""
+
+
+async def test_a_wheel_replaced_during_the_run_gives_no_report_and_says_so(
+    measuring: Runner, calc_image: TaskImage
+) -> None:
+    task = calc_task(calc_image, test_command="python -m pytest -rA")
+    request = RunRequested(
+        correlation_id="audit-coverage-hostile",
+        task=task,
+        purpose=RunPurpose.GOLD,
+        candidate=files_candidate(ops_with(REPLACE_WHEELS, fixed=True)),
+        invocation=Coverage(files=(OPS,)),
+    )
+    result = (await handle_run_requested(request, measuring)).result
+
+    assert result.status is RunStatus.COMPLETED, result.reason
+    assert result.coverage is None
+    assert "wheel was changed during the run" in result.reason

@@ -220,6 +220,8 @@ _COVERAGE_MAIN = (
     "from coverage.cmdline import main; sys.exit(main())"
 )
 REPORT_DIR_VARIABLE = "HACKAUDIT_REPORT"
+# Prints a file's SHA-256, with the image's interpreter (no tool beyond it needed).
+_SHA256 = 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())'
 
 
 def report_rcfile(invocation: Coverage) -> str:
@@ -273,7 +275,7 @@ def _wheel_lines(wheels: Mapping[str, bytes]) -> list[str]:
         f'[ -n "$hackaudit_want" ] || {{ hackaudit_w={wheel_name(ANY_PYTHON)}; '
         'hackaudit_want=$(hackaudit_hash "$hackaudit_w"); }',
         f'[ -f {stage}/"$hackaudit_w" ] && cp -- {stage}/"$hackaudit_w" kit.whl || exit 1',
-        '[ "$(sha256sum kit.whl | cut -d " " -f 1)" = "$hackaudit_want" ] '
+        f'[ "$(hackaudit_run -c \'{_SHA256}\' kit.whl)" = "$hackaudit_want" ] '
         '|| { echo "hackaudit: coverage.py\'s wheel was changed during the run" >&2; exit 1; }',
     ]
 
