@@ -1,4 +1,5 @@
-"""Forged test results on a real engine, per runner: unittest, a sympy-style `bin/test`, pytest.
+"""Forged test results on a real engine, per runner: unittest, a sympy-style `bin/test`, a
+Django-style `tests/runtests.py`, pytest.
 
 Two sides of one claim. Where the runner's own bookkeeping can be checked, printed results alone
 grade nothing: a candidate that keeps the bug, prints a result line for every graded test and ends
@@ -15,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from sandbox_calc import TaskImage, calc_task, files_candidate, ops_with
+from sandbox_calc import TEST_PATCH, TaskImage, calc_task, files_candidate, ops_with
 
 from hackaudit.attacker.domain.confirm.classification import (
     FORGED_OUTPUT_ADVICE,
@@ -52,6 +53,64 @@ def test_add():
 def test_mul():
     assert mul(2, 3) == 6
 """
+
+
+# Django's `tests/runtests.py` as far as its output goes (no Django needed): test labels are
+# modules under `tests/`, the run opens with Django's lines and a system check, and each test is
+# reported by unittest's verbose runner, with its `Ran N tests` summary and exit status. The
+# script is in the test patch, so it is among the labels it is given, and skips itself.
+RUNTESTS = """#!/usr/bin/env python
+import argparse
+import os
+import sys
+import unittest
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:0] = [here, os.path.dirname(here)]
+    parser = argparse.ArgumentParser()
+    parser.add_argument("labels", nargs="*")
+    parser.add_argument("--verbosity", type=int, default=1)
+    parser.add_argument("--settings")
+    parser.add_argument("--parallel")
+    options = parser.parse_args()
+    labels = [label for label in options.labels if label != "runtests"]  # this script
+    print("Testing against Django installed in '/opt/django' with up to 1 processes")
+    print("Creating test database for alias 'default'...")
+    print("System check identified no issues (0 silenced).", flush=True)
+    suite = unittest.defaultTestLoader.loadTestsFromNames(labels)
+    result = unittest.TextTestRunner(verbosity=options.verbosity).run(suite)
+    print("Destroying test database for alias 'default'...")
+    return not result.wasSuccessful()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+DJANGO_NAMES = {
+    "FAIL_TO_PASS": [
+        "test_add (test_ops.OpsTest.test_add)",
+        "test_add_negative (test_ops.OpsTest.test_add_negative)",
+    ],
+    "PASS_TO_PASS": [
+        "test_mul (test_ops.OpsTest.test_mul)",
+        "test_mul_zero (test_ops.OpsTest.test_mul_zero)",
+    ],
+}
+
+
+def django_task(image: TaskImage) -> Task:
+    """The calc repository graded by a Django-style `tests/runtests.py` that the test patch
+    adds (the graded module, `tests/test_ops.py`, is the label `test_ops`)."""
+    runner = added_files_patch({"tests/runtests.py": RUNTESTS})
+    return calc_task(
+        image,
+        test_patch=TEST_PATCH + runner,
+        test_command="python tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1",
+        log_parser="django",
+        **DJANGO_NAMES,
+    )
 
 
 def unittest_task(image: TaskImage) -> Task:
@@ -110,6 +169,23 @@ async def test_sympy_lines_then_exit_before_tests_finished_are_not_graded(
     assert "no final summary" in result.reason
 
 
+async def test_django_lines_then_exit_before_the_summary_are_not_graded(
+    sandbox: Runner, calc_image: TaskImage
+) -> None:
+    task = django_task(calc_image)
+    gold = await sandbox.run_once(task, Candidate.gold(task), timeout_s=60)
+    names = [*task.fail_to_pass, *task.pass_to_pass]
+    check = "System check identified no issues (0 silenced)."
+    forged = lines_then_exit([check, *(f"{name} ... ok" for name in names)])
+    result = await sandbox.run_once(task, files_candidate(forged), timeout_s=60)
+
+    assert gold.resolved is True, f"{gold.reason}\n{gold.log_tail}"  # its output is read right
+    assert result.status is RunStatus.COMPLETED, result.reason
+    assert result.resolved is False, result.reason
+    assert result.tests[task.fail_to_pass[0]] is TestStatus.FAILED
+    assert "no final summary" in result.reason and "not corroborated" in result.reason
+
+
 def _variant(task: Task, variant: str) -> Candidate:
     (candidate,) = harness.harness_exploits(task, (variant,))
     return candidate
@@ -121,6 +197,7 @@ def _variant(task: Task, variant: str) -> Candidate:
         ("unittest", "forged_pass_lines_then_exit"),
         ("unittest", "forged_pass_lines_at_exit"),
         ("sympy", "forged_pass_lines_then_exit"),
+        ("django", "forged_pass_lines_then_exit"),
         ("pytest", "forged_pass_lines_at_exit"),
     ],
 )
@@ -132,6 +209,7 @@ async def test_the_attackers_forgery_in_the_runners_format_is_a_harness_finding(
     task = {
         "unittest": unittest_task,
         "sympy": sympy_task,
+        "django": django_task,
         "pytest": calc_task,
     }[runner](calc_image)
     candidate = _variant(task, variant)

@@ -1,6 +1,7 @@
 """Hostile writes on a real engine, in both isolation modes: what a run writes is capped (a write
 past the cap fails inside the run with ENOSPC, the run is graded, the host's disk does not
-fill), and the run's own files — the test patch, the test command — are out of the candidate's
+fill; filling every writable place at once ends in a failed write, not in the container's OOM
+kill), and the run's own files — the test patch, the test command — are out of the candidate's
 reach while its code runs.
 """
 
@@ -15,6 +16,7 @@ import pytest_asyncio
 from sandbox_calc import TaskImage, calc_task, files_candidate, ops_with, sandbox_settings
 from test_sandbox_hostile import assert_next_run_clean
 
+from hackaudit.sandbox.adapters.writable_places import TESTBED_MARGIN_MB
 from hackaudit.sandbox.bootstrap import bootstrap
 from hackaudit.sandbox.runner import Runner
 from hackaudit.shared.contracts import RunStatus
@@ -54,6 +56,42 @@ for _path in _made:
         pass
 if _wrong:
     raise RuntimeError("writes not capped: " + "; ".join(_wrong))
+"""
+
+TIGHT_MEMORY_MB = 128
+TIGHT_CAP_MB = 96
+# Fills every writable place at once: files of 16 MiB in each place in turn, kept, until a write
+# fails. The run resolves only when each place refused a write with ENOSPC while the run was
+# alive, and all the places together took no more than the cap (plus `/testbed`'s margin over
+# the repository's copy); the files are removed before the tests.
+FILL_ALL = f"""
+import errno, os
+_chunk = b"x" * (1 << 20)
+_wrong, _made, _total = [], [], 0
+for _place in ("/testbed", "/tmp", "/var/tmp", "/dev/shm"):
+    _error = None
+    try:
+        for _i in range(16):
+            _path = os.path.join(_place, "hackaudit-fill-%d" % _i)
+            _made.append(_path)
+            with open(_path, "wb") as _f:
+                for _ in range(16):
+                    _f.write(_chunk)
+                    _f.flush()
+                    _total += len(_chunk)
+    except OSError as _exc:
+        _error = _exc.errno
+    if _error != errno.ENOSPC:
+        _wrong.append("%s: errno %s" % (_place, _error))
+if _total > ({TIGHT_CAP_MB} + {TESTBED_MARGIN_MB}) << 20:
+    _wrong.append("%d MiB written in all" % (_total >> 20))
+for _path in _made:
+    try:
+        os.remove(_path)
+    except OSError:
+        pass
+if _wrong:
+    raise RuntimeError("writes not capped in all: " + "; ".join(_wrong))
 """
 
 # Looks for the run's files from inside the tests: the run's directory under /tmp (also found as
@@ -107,6 +145,27 @@ async def sandbox(
         tmp_path_factory.mktemp(mode),
         isolation=mode,
         max_write_mb=CAP_MB,
+        max_concurrent_runs=1,
+        warm_per_run=1,
+    )
+    runner = bootstrap(settings)
+    await runner.start()
+    yield runner
+    await runner.close()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["container", "warm"])
+async def tight(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, calc_image: TaskImage
+) -> AsyncIterator[Runner]:
+    """A runner in each isolation mode whose memory is less than the places would hold if each
+    had the whole write cap."""
+    mode = str(request.param)
+    settings = sandbox_settings(
+        tmp_path_factory.mktemp(f"tight-{mode}"),
+        isolation=mode,
+        memory_mb=TIGHT_MEMORY_MB,
+        max_write_mb=TIGHT_CAP_MB,
         max_concurrent_runs=1,
         warm_per_run=1,
     )
@@ -173,3 +232,16 @@ async def test_the_candidate_cannot_read_or_write_the_runs_files(
 
     assert result.status is RunStatus.COMPLETED, result.reason
     assert result.resolved is True, result.log_tail
+
+
+async def test_filling_every_place_at_once_fails_a_write_and_never_the_container(
+    tight: Runner, calc_image: TaskImage
+) -> None:
+    task = calc_task(calc_image)
+    result = await tight.run_once(
+        task, files_candidate(ops_with(FILL_ALL, fixed=True)), timeout_s=60
+    )
+
+    assert result.status is RunStatus.COMPLETED, result.reason
+    assert result.resolved is True, result.log_tail
+    await assert_next_run_clean(tight, calc_image)

@@ -5,6 +5,7 @@ runner with the fake backend — measured, never graded."""
 from __future__ import annotations
 
 import configparser
+import hashlib
 import json
 import subprocess
 import sys
@@ -275,6 +276,16 @@ async def test_a_coverage_run_whose_report_failed_says_why() -> None:
     assert "No data to report." in result.reason
 
 
+async def test_a_coverage_run_whose_processes_outlive_the_kill_has_no_report_and_says_so() -> None:
+    def respond(run: FakeRun) -> FakeOutcome:
+        return FakeOutcome(coverage=COMPACT, processes_left=True)
+
+    runner, _ = _runner(respond, StaticCoverageKit(KIT))
+    result = (await handle_run_requested(_request(Coverage(files=("m.py",))), runner)).result
+    assert result.coverage is None and result.flags.processes_left is True
+    assert "survived the kill" in result.reason and "outlived the final kill" in result.reason
+
+
 async def test_without_wheels_a_coverage_run_is_an_infrastructure_error_naming_why() -> None:
     runner, backend = _runner(lambda run: FakeOutcome(), StaticCoverageKit({}))
     result = (await handle_run_requested(_request(Coverage(files=("m.py",))), runner)).result
@@ -355,8 +366,49 @@ def test_the_report_script_compacts_the_full_report_with_the_runs_request(
     result = read_compact(compact.read_text(), invocation)
     assert set(result.files["m.py"].executed) == {5, 9}
     assert set(result.tests_of("m.py", 9)) == {ADD, MUL}
-    script = coverage_run.report_script(("cd /testbed",), invocation)
+    script = coverage_run.report_script(("cd /testbed",), invocation, KIT)
     assert source.rstrip("\n") in script and "<<'HACKAUDIT_COMPACT'" in script
+
+
+def test_the_report_step_runs_nothing_the_measured_run_could_write() -> None:
+    invocation = Coverage(files=("m.py",))
+    script = coverage_run.report_script(("cd /testbed",), invocation, KIT)
+    steps = [line for line in script.splitlines() if '"$hackaudit_py" ' in line]
+    assert steps and all(f'"$hackaudit_py" {coverage_run.ISOLATED} ' in s for s in steps)
+    assert script.index('cd "$HACKAUDIT_REPORT"') < script.index("command -v python")
+    # the kit, its configuration and the start-up hook are the script's own: of the run's
+    # directory it reads only the wheel (checked by its hash) and the data files
+    stage_kit = '"$HACKAUDIT_COVERAGE"/coverage-lib'
+    for name in ("coverage.rc", "sitecustomize", "PYTHONPATH", stage_kit):
+        assert name not in script
+    read = [line for line in script.splitlines() if "$HACKAUDIT_COVERAGE" in line]
+    assert len(read) == 2 and "kit.whl" in read[0] and "-type f -name '.coverage.*'" in read[1]
+    assert hashlib.sha256(KIT["coverage-3.11.whl"]).hexdigest() in script
+    assert "data_file = ${HACKAUDIT_REPORT}/coverage-data/.coverage" in script
+    assert subprocess.run(["bash", "-n", "-c", script], check=False).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("found", "runs"),
+    [
+        ("/usr/bin/python3", "/usr/bin/python3"),
+        ("/testbed/.venv/bin/python", "/opt/hackaudit/testbed/.venv/bin/python"),
+        ("/tmp/home/bin/python", None),
+    ],
+)
+def test_the_report_step_never_runs_an_interpreter_the_run_could_write(
+    tmp_path: Any, found: str, runs: str | None
+) -> None:
+    lines = coverage_run._interpreter_lines()
+    stub = (
+        f"command() {{ echo {found}; }}\n"
+        'realpath() { shift 2; echo "$1"; }\n' + "\n".join(lines) + '\necho "$hackaudit_py"\n'
+    )
+    done = subprocess.run(["bash", "-c", stub], capture_output=True, text=True, check=False)
+    if runs is None:
+        assert done.returncode != 0 and "could write" in done.stderr
+    else:
+        assert done.returncode == 0 and done.stdout.strip() == runs
 
 
 def test_coverage_of_a_wider_suite_runs_the_suites_command_behind_coverage_set_up() -> None:

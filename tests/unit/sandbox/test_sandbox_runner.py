@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -348,3 +349,17 @@ async def test_lifecycle_reaches_the_backend() -> None:
     await runner.start()
     await runner.close()
     assert backend.started and backend.closed
+
+
+async def test_a_run_whose_processes_outlive_the_final_kill_is_flagged_and_says_so() -> None:
+    left = dataclasses.replace(PASSING, processes_left=True, changed_files=("planted.py",))
+    runner, _, _ = make_runner(lambda run: left)
+    result = await runner.run_once(TASK, candidate())
+    clean = await make_runner(lambda run: PASSING)[0].run_once(TASK, candidate())
+
+    assert result.status is RunStatus.COMPLETED and result.resolved is True
+    assert result.flags.processes_left is True
+    assert result.flags.files_outside_diff == ()
+    assert "outlived the final kill" in result.reason
+    assert clean.flags.processes_left is False
+    assert "outlived" not in clean.reason

@@ -1,6 +1,7 @@
 """The wrapper's git after the final kill (`protocol.KEEP_GIT_CONFIG`, `SEALED_GIT`), run by bash
 against a real repository: what a candidate writes into the repository's configuration, a
-submodule's, or `$HOME` never runs, and a `.git` replaced by a symlink gets no git call."""
+submodule's, or `$HOME` never runs, and a `.git` replaced by a symlink gets no git call; and the
+search path the wrapper keeps after the kill (`SEALED_PATH`)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ import pytest
 from hackaudit.sandbox.domain.protocol import (
     GIT_SAFE,
     KEEP_GIT_CONFIG,
+    PRISTINE_REPOSITORY,
     SEALED_GIT,
+    SEALED_PATH,
     STATUS_ARGS,
+    WRAPPER,
 )
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="no git on this machine")
@@ -120,3 +124,30 @@ def test_a_git_directory_replaced_by_a_symlink_gets_no_git_call(tmp_path: Path) 
 
     assert status.strip() == "no-git"
     assert marker == ""
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        ("/usr/local/bin:/usr/bin:/bin", "/usr/local/bin:/usr/bin:/bin"),
+        (
+            "/testbed/.venv/bin:/tmp/evil:/usr/bin",
+            f"{PRISTINE_REPOSITORY}/.venv/bin:/usr/bin",
+        ),
+        ("bin:.::/var/tmp:/dev/shm/x:/var/tmpx:/testbed", f"/var/tmpx:{PRISTINE_REPOSITORY}"),
+        ("/tmp/*:/usr/bin", "/usr/bin"),
+        ("", ""),
+    ],
+)
+def test_after_the_kill_commands_are_looked_up_only_where_the_run_could_not_write(
+    given: str, kept: str
+) -> None:
+    script = f'{SEALED_PATH}\nsealed_path "$1"; echo; echo "$-"'
+    done = subprocess.run(
+        ["bash", "-c", script, "sh", given], capture_output=True, text=True, check=True
+    )
+    out, flags = done.stdout.split("\n")[:2]
+    assert out == kept
+    assert "f" not in flags, "globbing is restored"
+    assert 'PATH=$(sealed_path "$PATH")' in WRAPPER
+    assert WRAPPER.index('PATH=$(sealed_path "$PATH")') < WRAPPER.rindex("sealed status")

@@ -1,5 +1,5 @@
 """The writable places of a sandbox container, shared by both isolation modes: every one a
-size-limited tmpfs on a read-only root, and a memory limit that holds what they may take."""
+size-limited tmpfs on a read-only root, and a memory limit that holds all they may take at once."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import pytest
 from hackaudit.sandbox.adapters.docker_backend import Limits, container_options
 from hackaudit.sandbox.adapters.writable_places import (
     IMAGE_LAUNCHER,
+    MQUEUE_MB,
     POPULATE,
     PRISTINE,
     SHELL,
+    SHM_MB,
     TESTBED_KB_LABEL,
     TESTBED_MARGIN_MB,
     confined_options,
@@ -21,28 +23,53 @@ from hackaudit.sandbox.adapters.writable_places import (
     recipe,
     recorded_testbed_kb,
     writable_places,
+    write_shares,
 )
 from hackaudit.sandbox.domain.protocol import SPENT, WRAPPER, launcher_argv
 
 LIMITS = Limits(memory_mb=2048, pids=512, cpus=1.0, max_file_bytes=1 << 30)
 
 
-def test_every_place_gets_the_cap_and_testbed_its_own_size_on_top() -> None:
+def test_every_place_gets_a_share_of_the_cap_and_testbed_its_own_size_on_top() -> None:
     places = {place.path: place for place in writable_places(1024, 40 << 10)}
 
     assert set(places) == {"/testbed", "/tmp", "/var/tmp"}
-    assert places["/testbed"].size_mb == 40 + TESTBED_MARGIN_MB + 1024
-    assert places["/tmp"].size_mb == places["/var/tmp"].size_mb == 1024
-    assert "size=1024m" in places["/tmp"].tmpfs()
+    assert places["/testbed"].size_mb == 40 + TESTBED_MARGIN_MB + 448
+    assert places["/tmp"].size_mb == 448
+    assert places["/var/tmp"].size_mb == 64
+    assert "size=448m" in places["/tmp"].tmpfs()
     assert "uid=1000" in places["/testbed"].tmpfs()
 
 
 def test_an_image_without_a_repository_gets_no_testbed_mount() -> None:
     assert [place.path for place in writable_places(64, None)] == ["/tmp", "/var/tmp"]
+    assert write_shares(64, testbed=False) == {"/tmp": 56, "/var/tmp": 4, "/dev/shm": 4}
 
 
-def test_the_memory_limit_holds_the_processes_the_repository_and_one_full_place() -> None:
-    assert memory_limit_mb(2048, 1024, 40 << 10) == 2048 + 40 + TESTBED_MARGIN_MB + 1024
+@pytest.mark.parametrize("cap", [8, 9, 15, 16, 17, 100, 1024, 1025, 4096, 100_000])
+@pytest.mark.parametrize("testbed", [True, False])
+def test_the_shares_add_up_to_the_cap_and_none_is_empty(cap: int, testbed: bool) -> None:
+    shares = write_shares(cap, testbed)
+
+    assert sum(shares.values()) == cap
+    assert all(size >= 1 for size in shares.values()), "a tmpfs of size 0 has no limit"
+    assert shares["/dev/shm"] <= SHM_MB
+
+
+@pytest.mark.parametrize("testbed_kb", [None, 0, 40 << 10, 3 << 20])
+@pytest.mark.parametrize("cap", [8, 64, 1024, 5000])
+def test_the_memory_limit_holds_the_processes_and_every_place_filled_at_once(
+    cap: int, testbed_kb: int | None
+) -> None:
+    base = container_options("img", LIMITS, "owner", launcher_argv(), "1000:1000")
+    options = confined_options(base, 2048, cap, testbed_kb)
+    held = sum(int(size.split("size=")[1].split("m")[0]) for size in options["tmpfs"].values())
+    held += int(options["shm_size"].rstrip("m")) + MQUEUE_MB
+
+    assert options["mem_limit"] == f"{memory_limit_mb(2048, cap, testbed_kb)}m"
+    limit = memory_limit_mb(2048, cap, testbed_kb)
+    assert held + 2048 <= limit
+    assert limit - held - 2048 == (TESTBED_MARGIN_MB if testbed_kb is None else 0)
 
 
 def test_confined_options_make_the_root_read_only_and_raise_the_memory_limit() -> None:
@@ -51,7 +78,7 @@ def test_confined_options_make_the_root_read_only_and_raise_the_memory_limit() -
 
     assert options["read_only"] is True
     assert set(options["tmpfs"]) == {"/testbed", "/tmp", "/var/tmp"}
-    assert options["shm_size"] == "64m"
+    assert options["shm_size"] == "16m"
     expected = f"{memory_limit_mb(2048, 256, 1024)}m"
     assert options["mem_limit"] == options["memswap_limit"] == expected
     assert options["cap_drop"] == base["cap_drop"]  # everything else is kept

@@ -49,11 +49,11 @@ class SandboxSettings(BaseSettings):
     pids_limit: int = Field(default=512, ge=16)
     cpus: float = Field(default=1.0, gt=0)
     max_file_mb: int = Field(default=1024, ge=1)
-    # What a run may write in each of its writable places (size-limited tmpfs mounts; `/testbed`
-    # gets the repository's own size on top): a write past it fails inside the run with ENOSPC.
-    # tmpfs pages count against the container's memory limit, which is raised by this much (and
-    # by the repository's size), so `memory_mb` stays the processes' own (see
-    # `adapters.writable_places`).
+    # What a run may write in all, over its writable places (size-limited tmpfs mounts, each a
+    # share of it; `/testbed` gets the repository's own size on top): a write past a place's
+    # share fails inside the run with ENOSPC. tmpfs pages count against the container's memory
+    # limit, which is raised by this much (and by the repository's size), so `memory_mb` stays
+    # the processes' own even with every place full (see `adapters.writable_places`).
     max_write_mb: int = Field(default=1024, ge=8)
 
     # Timeouts: run = clamp(factor x gold test duration, floor, cap); `default_timeout_s` when no

@@ -392,6 +392,9 @@ class PatchFlags(BaseModel):
     touched_test_files: tuple[str, ...] = ()
     touched_test_config: tuple[str, ...] = ()
     files_outside_diff: tuple[str, ...] = ()
+    # A process of the run outlived the sandbox's final kill: the files it changed were not
+    # checked (no `files_outside_diff`), and its container was not reused.
+    processes_left: bool = False
 
 
 class Grade(BaseModel):

@@ -11,8 +11,9 @@ The root file system is read-only; the only writable places are size-limited tmp
 (`writable_places`): `/testbed`, filled from the derived image's pristine copy by the container's
 main process as soon as the container starts (before the run attaches: the pool starts
 containers ahead), `/tmp`, `/var/tmp` and `/dev/shm`. What a run writes is capped
-(`max_write_mb` per place, the container's memory limit for all of them), fails inside the run
-with ENOSPC past the cap, and never reaches the host's disk.
+(`max_write_mb` in all, a share of it per place, and a memory limit that holds every place full
+at once), fails inside the run with ENOSPC past a place's share, and never reaches the host's
+disk.
 
 Blocking Docker calls run in worker threads so the event loop never waits on them; the stream
 of one run is read in one thread, with the run's deadlines enforced there by killing the

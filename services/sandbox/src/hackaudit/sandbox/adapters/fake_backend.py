@@ -15,7 +15,7 @@ from xml.sax.saxutils import quoteattr
 
 from hackaudit.sandbox.domain.execution import Execution, Phase, RunPlan
 from hackaudit.sandbox.domain.log_parsers.junit import junit_address
-from hackaudit.sandbox.domain.protocol import decode_payload, marker
+from hackaudit.sandbox.domain.protocol import SURVIVORS_REPORT, decode_payload, marker
 from hackaudit.sandbox.domain.transcript import CapturedOutput
 from hackaudit.shared.contracts import TestStatus
 
@@ -63,6 +63,8 @@ class FakeOutcome:
     coverage: str | None = None
     coverage_failed: str | None = None
     changed_files: tuple[str, ...] | None = ()
+    # A process outlived the wrapper's final kill: no status and no coverage report follow.
+    processes_left: bool = False
     baseline: tuple[str, ...] | None = None
     duration_s: float = 0.5
     timed_out: Phase | None = None
@@ -128,6 +130,12 @@ def render(nonce: str, outcome: FakeOutcome, start: float = 1000.0) -> CapturedO
     trailer += f"{marker(nonce, f'oom-kills:{outcome.oom_kills}')}\n"
     if outcome.junit is not None:
         trailer += marker(nonce, "junit") + "\n" + _b64(outcome.junit.encode()) + "\n"
+    if outcome.processes_left:
+        trailer += marker(nonce, "survivors") + "\n"
+        if outcome.coverage is not None or outcome.coverage_failed is not None:
+            trailer += marker(nonce, "coverage-failed") + "\n" + SURVIVORS_REPORT + "\n"
+        trailer += marker(nonce, "status:survivors") + "\n" + marker(nonce, "end") + "\n"
+        return CapturedOutput(head=before.encode(), trailer=trailer.encode())
     if outcome.coverage is not None:
         trailer += marker(nonce, "coverage") + "\n" + _b64(outcome.coverage.encode()) + "\n"
     if outcome.coverage_failed is not None:

@@ -4,20 +4,23 @@ Both backends run containers with a **read-only root file system**; the only pla
 write are size-limited tmpfs mounts, the same in both modes:
 
 - `/testbed`, holding a copy of the image's pristine repository (`PRISTINE`), with room for the
-  repository's own size plus the write cap;
-- `/tmp` and `/var/tmp`, with room for the write cap each (the run's private directory, its
-  HOME when the image gives uid 1000 no writable one, lives in `/tmp`);
-- `/dev/shm` (`SHM_MB`) and `/dev/mqueue` (bounded by the kernel's per-user message queue
-  limit).
+  repository's own size plus its share of the write cap;
+- `/tmp` and `/var/tmp` (the run's private directory, its HOME when the image gives uid 1000 no
+  writable one, lives in `/tmp`);
+- `/dev/shm` and `/dev/mqueue` (bounded by the kernel's per-user message queue limit).
 
-A write past a place's room fails inside the run with ENOSPC (a single file past
-`max_file_mb` with EFBIG), which the task's tests see as any full disk: the run completes and
-is graded. Nothing a run writes reaches the host's disk: tmpfs pages live in memory and are
-charged to the container's memory cgroup, so the container's memory limit is raised by what its
-writable places may hold (`memory_limit_mb`) — a run that fills one place to its cap still has
-`memory_mb` for its processes, and a run that fills several at once is bounded by that limit
-(the kernel's OOM killer then ends it: status `oom`, never resolved, never an infrastructure
-fault).
+The write cap (`max_write_mb`) is what a run may write in all: each place gets a share of it
+(`write_shares`: `/var/tmp` and `/dev/shm` a sixteenth each, `/dev/shm` at most `SHM_MB`,
+`/testbed` and `/tmp` half of the rest each), so the places hold at most the cap beyond the
+repository's copy, however many a run fills at once. A write past a place's share fails
+inside the run with ENOSPC (a single file past `max_file_mb` with EFBIG), which the task's
+tests see as any full disk: the run completes and is graded. Nothing a run writes reaches the
+host's disk: tmpfs pages live in memory and are charged to the container's memory cgroup, so
+the container's memory limit is `memory_mb` plus everything the places may hold
+(`memory_limit_mb`: the repository's copy, the cap, the message queues' limit) — a run that
+fills every place still has `memory_mb` for its processes. (The kernel's own memory for the
+places' inodes and directory entries is charged too but is not part of a place's size: a run
+that makes a very great many small files spends it from `memory_mb`.)
 
 The derived image (`recipe`, built once per task image and shared by both modes) re-owns
 `/testbed` for uid 1000, keeps a read-only pristine copy of it, and an execute-only copy of bash
@@ -30,10 +33,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hackaudit.sandbox.domain.protocol import FILL_FAILED, GIT_SAFE, launcher_argv
+from hackaudit.sandbox.domain.protocol import (
+    FILL_FAILED,
+    GIT_SAFE,
+    PRISTINE_REPOSITORY,
+    WRITABLE_PLACES,
+    launcher_argv,
+)
 
 KIT = "/opt/hackaudit"
-PRISTINE = f"{KIT}/testbed"
+PRISTINE = PRISTINE_REPOSITORY
 SHELL = f"{KIT}/sh"
 SHM_MB = 64
 RUNNER_UID = 1000
@@ -44,7 +53,7 @@ TESTBED_MARGIN_MB = 16
 
 _SCRATCH = "rw,exec,nosuid,nodev"
 # Every place a run can write, for the warm reset to empty: the tmpfs mounts and the engine's own.
-EVERY_PLACE = ("/testbed", "/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue")
+EVERY_PLACE = WRITABLE_PLACES
 
 # The launcher both modes start: the wrapper runs from the image's execute-only bash in a private
 # directory under /tmp (`protocol.LAUNCHER` copies bash per run for images that are not derived).
@@ -78,23 +87,44 @@ def pristine_mb(testbed_kb: int | None) -> int:
     return (max(testbed_kb or 0, 0) >> 10) + TESTBED_MARGIN_MB
 
 
+# The kernel's per-user message queue limit (RLIMIT_MSGQUEUE, 800 KiB unless raised by the
+# engine's ulimits): what `/dev/mqueue` may hold, charged to the container's memory.
+MQUEUE_MB = 1
+
+
+def write_shares(max_write_mb: int, testbed: bool = True) -> dict[str, int]:
+    """Each writable place's share of the write cap, in MiB: together exactly `max_write_mb`
+    (at least 1 each; `max_write_mb` is at least 8). Without a repository, `/tmp` takes
+    `/testbed`'s share."""
+    small = max(1, max_write_mb // 16)
+    shm = min(SHM_MB, small)
+    rest = max_write_mb - shm - small
+    repository = rest // 2 if testbed else 0
+    shares = {"/tmp": rest - repository, "/var/tmp": small, "/dev/shm": shm}
+    return {"/testbed": repository, **shares} if testbed else shares
+
+
 def writable_places(max_write_mb: int, testbed_kb: int | None) -> tuple[WritablePlace, ...]:
     """The tmpfs mounts of a sandbox container (see the module docstring); `/testbed` only when
-    the image has a repository (`testbed_kb` is its size)."""
+    the image has a repository (`testbed_kb` is its size). `/dev/shm` is the engine's own mount,
+    sized by `shm_size` (`confined_options`)."""
+    shares = write_shares(max_write_mb, testbed_kb is not None)
     scratch = (
-        WritablePlace("/tmp", max_write_mb, "mode=1777"),
-        WritablePlace("/var/tmp", max_write_mb, "mode=1777"),
+        WritablePlace("/tmp", shares["/tmp"], "mode=1777"),
+        WritablePlace("/var/tmp", shares["/var/tmp"], "mode=1777"),
     )
     if testbed_kb is None:
         return scratch
     owner = f"uid={RUNNER_UID},gid={RUNNER_UID},mode=0755"
-    return (WritablePlace("/testbed", pristine_mb(testbed_kb) + max_write_mb, owner), *scratch)
+    room = pristine_mb(testbed_kb) + shares["/testbed"]
+    return (WritablePlace("/testbed", room, owner), *scratch)
 
 
 def memory_limit_mb(memory_mb: int, max_write_mb: int, testbed_kb: int | None) -> int:
-    """The container's memory limit: the processes' `memory_mb`, plus the pristine repository's
-    copy and one place filled to the write cap (tmpfs pages count against the limit)."""
-    return memory_mb + pristine_mb(testbed_kb) + max_write_mb
+    """The container's memory limit: the processes' `memory_mb`, plus all the writable places
+    may hold — the pristine repository's copy, the write cap (the sum of the places' shares)
+    and the message queues' limit — since tmpfs pages count against the limit."""
+    return memory_mb + pristine_mb(testbed_kb) + max_write_mb + MQUEUE_MB
 
 
 def confined_options(
@@ -103,11 +133,12 @@ def confined_options(
     """`options` (from `container_options`) with a read-only root, the tmpfs writable places
     and the memory limit that holds them."""
     memory = f"{memory_limit_mb(memory_mb, max_write_mb, testbed_kb)}m"
+    shm = write_shares(max_write_mb, testbed_kb is not None)["/dev/shm"]
     return {
         **options,
         "read_only": True,
         "tmpfs": {place.path: place.tmpfs() for place in writable_places(max_write_mb, testbed_kb)},
-        "shm_size": f"{min(SHM_MB, max_write_mb)}m",
+        "shm_size": f"{shm}m",
         "mem_limit": memory,
         "memswap_limit": memory,
     }

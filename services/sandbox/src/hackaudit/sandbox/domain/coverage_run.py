@@ -17,29 +17,50 @@ line: nothing in it is rewritten.
 The rcfile measures only the files of interest (`include`), with `dynamic_context =
 test_function`: coverage.py names each line's context after the test function running it
 (`module.Class.test_x`), for pytest, unittest and sympy's `bin/test` alike. Each process writes
-its own data file (`parallel`) in the stage directory. After the tests (and after every process
-they left is killed), the wrapper runs `report_script`: `coverage combine`, `coverage json
---show-contexts`, then the compaction program (`programs.coverage_compact_program`, its text and
-the run's request are part of the script, read before the tests ran), which keeps only the
-files and lines asked for, names each test once and adds the files' text when asked
-(`Coverage.with_source`); the wrapper sends that compact report base64-encoded after its nonce
-marker (`coverage`), never through the runner's output. coverage.py's full report of a few
-hundred tests over a large module runs to megabytes; the compact one stays within the size of a
-message on the bus (`MAX_REFS`, `SOURCE_CAP`, `SOURCES_CAP`).
+its own data file (`parallel`) in the stage directory.
 
-The tests' own code runs in the measured processes and as the same user, so it could falsify its
-own measurements; a coverage run grades nothing, and its numbers are a map, not evidence.
+After the tests, once every process they left is gone (a run whose processes survive the kill
+gets no report), the wrapper runs `report_script` in a directory it makes then. The kit in the
+stage directory is the run's uid's to write while the tests run, and so is `/testbed`: a
+`sitecustomize.py` or a module named like one of the standard library's planted there would
+run in the report step and could rewrite its report. So nothing there is run or imported: the
+interpreter is the one the tests' command finds, by its real path, never in a place the run
+could write (one in `/testbed` is taken from the image's read-only pristine copy), as is every
+command and library the step starts (`PATH`, `LD_LIBRARY_PATH`); it runs
+isolated (`-I -S`: no `PYTHON*` variables, no user or site packages, no script or working
+directory on `sys.path`) from the new directory; coverage.py is unpacked there from the wheel
+the sandbox sent, checked against its SHA-256 in the script; its configuration is the
+script's own; and the processes' data files — regular files only — are copied there and read
+as data. Then `coverage combine`, `coverage json --show-contexts`, and the compaction program
+(`programs.coverage_compact_program`, its text and the run's request are part of the script,
+read before the tests ran), which keeps only the files and lines asked for, names each test
+once and adds the files' text when asked (`Coverage.with_source`); the wrapper sends that
+compact report base64-encoded after its nonce marker (`coverage`), never through the runner's
+output. coverage.py's full report of a few hundred tests over a large module runs to
+megabytes; the compact one stays within the size of a message on the bus (`MAX_REFS`,
+`SOURCE_CAP`, `SOURCES_CAP`).
+
+The tests' own code runs in the measured processes and as the same user, so it can still
+falsify its own measurements — the data files, or the files' text — while it runs; it cannot
+act once its run is over. A coverage run grades nothing, and its numbers are a map, not
+evidence.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from hackaudit.sandbox.domain.protocol import REPOSITORY
+from hackaudit.sandbox.domain.protocol import (
+    PRISTINE_REPOSITORY,
+    REPOSITORY,
+    SEALED_PATH,
+    WRITABLE_PLACES,
+)
 from hackaudit.shared.contracts import Coverage, CoverageResult, FileCoverage
 
 STAGE_VARIABLE = "HACKAUDIT_COVERAGE"
@@ -188,22 +209,112 @@ def compact_program(invocation: Coverage) -> str:
     return f"{_compact_program()}\n\nWANTED = json.loads({request!r})\n{call}\n"
 
 
-def report_script(preamble: Iterable[str], invocation: Coverage) -> str:
-    """The script the wrapper runs after the tests (after `preamble`: the environment and the
-    working directory of the test script): combine the processes' data, write coverage.py's
-    JSON report, and compact it to what `invocation` asked for (the program is in the script:
-    the wrapper read it before the tests ran)."""
+# The report step's interpreter, isolated: no `PYTHON*` variables, no user site, no directory of
+# a script or of the working directory on `sys.path` (`-I`, Python 3.4 on), and no `site`
+# (`-S`): no site-packages, so no `.pth` file (an editable install's puts `/testbed` on the
+# path). Its path holds the standard library and the kit unpacked for this step alone.
+ISOLATED = "-I -S"
+# Runs coverage.py's command line from the unpacked kit (its path is the first argument).
+_COVERAGE_MAIN = (
+    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "from coverage.cmdline import main; sys.exit(main())"
+)
+REPORT_DIR_VARIABLE = "HACKAUDIT_REPORT"
+# Prints a file's SHA-256, with the image's interpreter (no tool beyond it needed).
+_SHA256 = 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())'
+
+
+def report_rcfile(invocation: Coverage) -> str:
+    """coverage.py's configuration for the report step: the run's files of interest, and the
+    data files copied into the step's own directory."""
+    measured = rcfile(invocation)
+    return measured.replace(
+        f"data_file = ${{{STAGE_VARIABLE}}}/{DATA}/.coverage",
+        f"data_file = ${{{REPORT_DIR_VARIABLE}}}/{DATA}/.coverage",
+    ).replace("parallel = True\n", "")
+
+
+def _interpreter_lines() -> list[str]:
+    """Shell lines that set `hackaudit_py` to the real path of the interpreter the tests' command
+    finds, never one in a place the run could write (one under `/testbed` is taken from the
+    image's pristine copy of the repository, which the run cannot change)."""
+    places = "|".join(f"{place}|{place}/*" for place in WRITABLE_PLACES)
+    return [
+        _PYTHON + ' || { echo "hackaudit: no python" >&2; exit 1; }',
+        "case $hackaudit_py in "
+        f'{REPOSITORY}/*) hackaudit_py={PRISTINE_REPOSITORY}"${{hackaudit_py#{REPOSITORY}}}";; '
+        "esac",
+        'hackaudit_py=$(realpath -e -- "$hackaudit_py") || exit 1',
+        f'case $hackaudit_py in {places}) echo "hackaudit: the interpreter $hackaudit_py lies '
+        'where the run could write" >&2; exit 1;; esac',
+    ]
+
+
+def _search_path_lines() -> list[str]:
+    """Shell lines that keep, of the command and library search paths, only the directories the
+    run could not write (`protocol.SEALED_PATH`), and drop the loader's preloads."""
+    return [
+        *SEALED_PATH.splitlines(),
+        "unset LD_PRELOAD LD_AUDIT",
+        'PATH=$(sealed_path "$PATH"); PATH=${PATH:-/usr/bin:/bin}',
+        'hackaudit_ld=$(sealed_path "${LD_LIBRARY_PATH-}")',
+        'if [ -n "$hackaudit_ld" ]; then export LD_LIBRARY_PATH=$hackaudit_ld; '
+        "else unset LD_LIBRARY_PATH; fi",
+    ]
+
+
+def _wheel_lines(wheels: Mapping[str, bytes]) -> list[str]:
+    """Shell lines that copy the wheel for the interpreter's version (`hackaudit_v`) into the
+    report directory and check it is the one the sandbox sent (its SHA-256, held in the script)."""
+    digests = {name: hashlib.sha256(body).hexdigest() for name, body in wheels.items()}
+    cases = " ".join(f"{name}) echo {digest};;" for name, digest in sorted(digests.items()))
     stage = f'"${STAGE_VARIABLE}"'
-    rc = f"--rcfile={stage}/{RCFILE}"
-    full = f"{stage}/{FULL_REPORT}"
+    return [
+        f"hackaudit_hash() {{ case $1 in {cases} esac; }}",
+        'hackaudit_w=coverage-"$hackaudit_v".whl; hackaudit_want=$(hackaudit_hash "$hackaudit_w")',
+        f'[ -n "$hackaudit_want" ] || {{ hackaudit_w={wheel_name(ANY_PYTHON)}; '
+        'hackaudit_want=$(hackaudit_hash "$hackaudit_w"); }',
+        f'[ -f {stage}/"$hackaudit_w" ] && cp -- {stage}/"$hackaudit_w" kit.whl || exit 1',
+        f'[ "$(hackaudit_run -c \'{_SHA256}\' kit.whl)" = "$hackaudit_want" ] '
+        '|| { echo "hackaudit: coverage.py\'s wheel was changed during the run" >&2; exit 1; }',
+    ]
+
+
+def report_script(
+    preamble: Iterable[str], invocation: Coverage, wheels: Mapping[str, bytes]
+) -> str:
+    """The script the wrapper runs after the tests, once every process they left is gone, with
+    a new directory of its own as `$1` (after `preamble`: the environment of the test script,
+    for the interpreter it finds). Nothing the run wrote is run or imported: commands and
+    libraries are looked up only outside the places the run could write
+    (`protocol.SEALED_PATH`), the interpreter too, which runs isolated (`ISOLATED`) from the
+    new directory; coverage.py is unpacked there from the wheel the sandbox sent (checked by
+    its hash), with a configuration of the script's own; the processes' data files are copied
+    there and read as data. Then: combine them, write coverage.py's JSON report, and compact
+    it to what `invocation` asked for (the program is in the script: the wrapper read it
+    before the tests ran) as `$1/coverage.json`."""
+    stage = f'"${STAGE_VARIABLE}"'
+    rc = "--rcfile=report.rc"
     lines = [
         *preamble,
-        "unset COVERAGE_PROCESS_START",
-        f"export PYTHONPATH={stage}/{LIBRARY}",
-        _PYTHON,
-        f'"$hackaudit_py" -m coverage combine {rc} || exit 1',
-        f'"$hackaudit_py" -m coverage json {rc} --show-contexts -o {full} >/dev/null || exit 1',
-        f"\"$hackaudit_py\" - {full} {stage}/{REPORT} <<'HACKAUDIT_COMPACT'",
+        f'export {REPORT_DIR_VARIABLE}="$1"',
+        f'cd "${REPORT_DIR_VARIABLE}" || exit 1',
+        *_search_path_lines(),
+        *_interpreter_lines(),
+        f'hackaudit_run() {{ "$hackaudit_py" {ISOLATED} "$@"; }}',
+        "hackaudit_v=$(hackaudit_run -c "
+        "'import sys; print(\"%d.%d\" % sys.version_info[:2])') || exit 1",
+        *_wheel_lines(wheels),
+        f"hackaudit_run -m zipfile -e kit.whl {LIBRARY} || exit 1",
+        "cat > report.rc <<'HACKAUDIT_RC'",
+        report_rcfile(invocation).rstrip("\n"),
+        "HACKAUDIT_RC",
+        f"mkdir {DATA} && find {stage}/{DATA} -maxdepth 1 -type f -name '.coverage.*' "
+        f"-exec cp -- {{}} {DATA}/ \\; || exit 1",
+        f'hackaudit_coverage() {{ hackaudit_run -c "{_COVERAGE_MAIN}" "$PWD/{LIBRARY}" "$@"; }}',
+        f"hackaudit_coverage combine {rc} || exit 1",
+        f"hackaudit_coverage json {rc} --show-contexts -o {FULL_REPORT} >/dev/null || exit 1",
+        f"hackaudit_run - {FULL_REPORT} {REPORT} <<'HACKAUDIT_COMPACT'",
         compact_program(invocation).rstrip("\n"),
         "HACKAUDIT_COMPACT",
     ]
@@ -219,7 +330,7 @@ def stage_files(
         SITECUSTOMIZE: SITECUSTOMIZE_TEXT.encode(),
         f"{STARTER}.py": STARTER_TEXT.encode(),
         PTH: PTH_LINE.encode(),
-        REPORT_SCRIPT: report_script(preamble, invocation).encode(),
+        REPORT_SCRIPT: report_script(preamble, invocation, kit).encode(),
         **kit,
     }
 

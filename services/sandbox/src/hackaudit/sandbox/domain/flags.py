@@ -11,6 +11,10 @@
   files the candidate's code wrote while running. Caches every Python run leaves
   (`__pycache__`, `.pytest_cache`, ...) are left out. A repository whose `.git` vanished during
   the run is reported as `.git`.
+- *processes_left*: a process of the run was still there after the wrapper's final kill (the
+  wrapper gives up after a few seconds of `kill -KILL -1`). Nothing after the tests runs then:
+  no `git status` (so no `files_outside_diff`) and no coverage report; in warm mode the reset
+  finds it too and discards the container.
 """
 
 from __future__ import annotations
@@ -83,6 +87,7 @@ def patch_flags(
     changed_after_run: Sequence[str] | None = None,
     changed_in_image: Sequence[str] = (),
     git_removed: bool = False,
+    processes_left: bool = False,
 ) -> PatchFlags:
     """The flags of one run (see the module docstring)."""
     test_patch = set(test_patch_paths)
@@ -102,4 +107,5 @@ def patch_flags(
         touched_test_files=tuple(dict.fromkeys(tests)),
         touched_test_config=tuple(dict.fromkeys(config)),
         files_outside_diff=tuple(outside),
+        processes_left=processes_left,
     )

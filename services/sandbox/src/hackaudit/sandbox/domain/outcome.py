@@ -77,6 +77,7 @@ def _flags(spec: RunSpec, transcript: Transcript, baseline: Sequence[str] | None
         changed_after_run=porcelain_paths(status) if status is not None else None,
         changed_in_image=baseline or (),
         git_removed=git_removed,
+        processes_left=processes_left(transcript),
     )
 
 
@@ -104,8 +105,18 @@ def statuses_of(spec: RunSpec, transcript: Transcript) -> tuple[StatusMap, list[
     return with_aliases(checked), notes
 
 
+def processes_left(transcript: Transcript) -> bool:
+    """Did a process of the run outlive the wrapper's final kill?"""
+    return transcript.has("survivors") or transcript.value("status") == "survivors"
+
+
 def _notes(transcript: Transcript) -> list[str]:
     notes = []
+    if processes_left(transcript):
+        notes.append(
+            "processes of the run outlived the final kill: the files the run changed were not "
+            "checked, and its container is not reused"
+        )
     if transcript.value("apply") == "ok:patch-fuzz":
         notes.append("the candidate applied only with `patch --fuzz=5`")
     if transcript.value("restore") == "failed":

@@ -45,10 +45,13 @@ What the candidate's code could forge, and why it cannot:
   test patch from its run's directory nor change what the wrapper runs or reads afterwards. The
   wrapper's own script and the test command are never files: bash reads them from its
   arguments (`-c`), not from a file it would read as it goes. Only a coverage run's kit (its
-  rcfile, wheels, start-up hook), which the tests' own process loads, stays in the directory.
+  rcfile, wheels, start-up hook), which the tests' own process loads, stays in the directory;
+  the report step does not use it as it is (below).
 - *A coverage run's report* (`coverage_run`). The wrapper reads the report script before the
-  tests run and runs it after every process they left is gone; the report goes after its own
-  marker, base64-encoded, never through the runner's output.
+  tests run and runs it only once every process they left is gone, in a directory it makes
+  then; the script runs nothing the run could have written (an isolated interpreter, the kit
+  unpacked afresh from a wheel checked by its hash, the data files copied and read as data).
+  The report goes after its own marker, base64-encoded, never through the runner's output.
 - *Test results printed inside the runner's section.* Those the candidate's code can print, since
   it runs as part of the test command; the log parsers keep the worse of two reports of a test,
   pytest's results are checked against its JUnit XML report, and the other runners' against their
@@ -78,11 +81,15 @@ nothing, `GIT_CONFIG_NOSYSTEM`; `GIT_CONFIG_GLOBAL` is newer than the git of man
 fsmonitor, untracked cache, hooks and `core.attributesFile` off, and without entering
 submodules (`--ignore-submodules=dirty`: git would run a status in each, under the submodule's
 own, writable configuration). The baseline status before the run uses the same call, so both
-read the repository alike. When `.git` was replaced by a symlink or a file, no git runs
-(`status:no-git`: the run is flagged as having touched `.git`); when a process survived the
-kill, neither (`status:survivors`: no file-change flags). What a candidate can still do is
-falsify its own run's flags by editing the index, ignore files or objects — nothing it leaves
-runs.
+read the repository alike. After the kill the wrapper also looks up its commands (git, and a
+coverage run's interpreter) only in directories the run could not write (`SEALED_PATH`: an
+image whose `PATH` names a directory in `/testbed`, a virtualenv kept there, say, gets the
+image's read-only pristine copy of it instead). When `.git` was replaced by a symlink or a
+file, no git runs (`status:no-git`: the run is flagged as having touched `.git`); when a
+process survived the kill, neither (`survivors`, then `status:survivors`: the run is flagged
+as leaving processes, with no file-change flags and no coverage report). What a candidate can
+still do is falsify its own run's flags by editing the index, ignore files or objects — nothing
+it leaves runs.
 """
 
 from __future__ import annotations
@@ -93,6 +100,12 @@ from dataclasses import dataclass
 
 MARK_PREFIX = "@@hackaudit"
 REPOSITORY = "/testbed"
+# The derived image's read-only copy of the repository as the image holds it
+# (`adapters.writable_places`): what `/testbed` is filled from, and what the run cannot change.
+PRISTINE_REPOSITORY = "/opt/hackaudit/testbed"
+# Every place a run can write, in both isolation modes: size-limited tmpfs mounts and the
+# engine's own (`adapters.writable_places`); the root file system is read-only.
+WRITABLE_PLACES = (REPOSITORY, "/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue")
 RUN_USER = "1000:1000"
 PORCELAIN_CAP = 1 << 20
 CONFIG_DIFF_CAP = 2 << 20
@@ -101,6 +114,9 @@ COVERAGE_CAP = 8 << 20
 # The exit status of a container whose `/testbed` could not be filled from the image's pristine
 # copy before the wrapper started (`adapters.writable_places.POPULATE`).
 FILL_FAILED = 74
+
+# What the wrapper says in place of a coverage report when processes outlived its final kill.
+SURVIVORS_REPORT = "processes of the run survived the kill: no report step"
 
 # The run's files the candidate's code has no business with (the test patch, the test command,
 # the candidate itself, the set-up's lists): removed before the test command starts, once the
@@ -161,6 +177,27 @@ reseal() {{
   printf '%s\n' "$gitconfig" > "$common/config"
 }}"""
 
+# A shell function: prints the colon-separated list `$1` (`PATH`, `LD_LIBRARY_PATH`) with only
+# the directories the run could not write: relative ones and those in a writable place dropped,
+# those under the repository taken from the image's read-only pristine copy of it. Used after
+# the final kill, so that no command or library a run planted in a writable place is started.
+_WRITABLE_ELSEWHERE = "|".join(f"{p}|{p}/*" for p in WRITABLE_PLACES if p != REPOSITORY)
+SEALED_PATH = rf"""sealed_path() {{
+  local out= d IFS=:
+  set -f
+  for d in $1; do
+    case $d in
+      {REPOSITORY}|{REPOSITORY}/*) d={PRISTINE_REPOSITORY}${{d#{REPOSITORY}}};;
+      {_WRITABLE_ELSEWHERE}) continue;;
+      /*) ;;
+      *) continue;;
+    esac
+    out=${{out:+$out:}}$d
+  done
+  set +f
+  printf '%s' "$out"
+}}"""
+
 # A shell function: does a process other than init and this shell still run as this user?
 OTHERS = r"""others() {
   for p in /proc/[0-9]*; do
@@ -190,6 +227,7 @@ mark() {{ printf '\n{MARK_PREFIX}:%s:%s\n' "$nonce" "$1"; }}
 safe="{GIT_SAFE}"
 g() {{ git $safe "$@"; }}
 {OTHERS}
+{SEALED_PATH}
 finish() {{ mark end; exit 0; }}
 mark stage
 cd {REPOSITORY} 2>/dev/null || {{ mark fatal:no-repository; finish; }}
@@ -299,6 +337,7 @@ while :; do
   n=$((n + 1)); [ "$n" -ge 300 ] && {{ alone=0; break; }}
   sleep 0.01 2>/dev/null || :
 done
+PATH=$(sealed_path "$PATH"); PATH=${{PATH:-/usr/bin:/bin}}
 mark "test-exit:$rc:$end"
 {OOM_KILLS}
 mark "oom-kills:$oom"
@@ -309,12 +348,17 @@ if [ -n "$junit" ]; then
     mark junit:missing
   fi
 fi
+[ "$alone" = 1 ] || mark survivors
 if [ -n "$report" ]; then
-  if timeout 90 /bin/bash -c "$report" >"$stage/coverage-report.log" 2>&1 \
-      && [ -f "$stage/coverage.json" ]; then
-    mark coverage; head -c {COVERAGE_CAP} -- "$stage/coverage.json" | base64 -w 0
+  if [ "$alone" = 0 ]; then
+    mark coverage-failed; echo "{SURVIVORS_REPORT}"
+  elif ! out=$(mktemp -d /tmp/hackaudit-report.XXXXXXXX); then
+    mark coverage-failed; echo "no directory for the report step"
+  elif timeout 90 /bin/bash -c "$report" hackaudit-report "$out" >"$out/report.log" 2>&1 \
+      && [ -f "$out/coverage.json" ]; then
+    mark coverage; head -c {COVERAGE_CAP} -- "$out/coverage.json" | base64 -w 0
   else
-    mark coverage-failed; tail -c 2000 -- "$stage/coverage-report.log"
+    mark coverage-failed; tail -c 2000 -- "$out/report.log"
   fi
 fi
 if [ "$hasgit" = 1 ]; then
