@@ -56,6 +56,7 @@ from hackaudit.sandbox.adapters.writable_places import (
     recipe,
     recorded_testbed_kb,
 )
+from hackaudit.sandbox.demotion import Demotion
 from hackaudit.sandbox.domain.cpu_weight import CpuWeight
 from hackaudit.sandbox.domain.execution import Execution, Phase, RunPlan
 from hackaudit.sandbox.errors import BackendUnavailable, ContainerFailed, ImageMissing
@@ -164,8 +165,9 @@ class DerivedImages:
 
 
 class LongRunWeight:
-    """Calls `lower` `delay` seconds from now (in a timer thread; never with None) unless
-    `stop` came first; `stop` says whether it was called and succeeded."""
+    """Calls `lower` `delay` seconds from now (in a timer thread; never with None), or at once
+    on `lower_soon` (the run was moved to the background), unless `stop` came first; `stop`
+    says whether it was called and succeeded."""
 
     def __init__(self, lower: Callable[[], bool], delay: float | None) -> None:
         self._lower = lower
@@ -177,6 +179,17 @@ class LongRunWeight:
             self._timer = threading.Timer(delay, self._fire)
             self._timer.daemon = True
             self._timer.start()
+
+    def lower_soon(self) -> None:
+        """Lower the weight now, in a thread of its own (never blocks the caller)."""
+        with self._lock:
+            if self._done:
+                return
+        if self._timer is not None:
+            self._timer.cancel()
+        now = threading.Timer(0.0, self._fire)
+        now.daemon = True
+        now.start()
 
     def _fire(self) -> None:
         with self._lock:
@@ -206,9 +219,10 @@ class DockerBackend:
         self._max_write_mb = settings.max_write_mb
         # The derived images' pristine /testbed sizes in KiB (None: no repository).
         self._testbed_kb: dict[str, int | None] = {}
-        self._slots = asyncio.Semaphore(settings.max_concurrent_runs)
+        # Runs in slots and runs moved to the background (the run slots bound each).
+        self._slots = asyncio.Semaphore(settings.runs_at_once())
         self._readers = ThreadPoolExecutor(
-            max_workers=settings.max_concurrent_runs, thread_name_prefix="sandbox-run"
+            max_workers=settings.runs_at_once(), thread_name_prefix="sandbox-run"
         )
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -281,13 +295,15 @@ class DockerBackend:
 
     # --- runs --------------------------------------------------------------------------------
 
-    async def execute(self, plan: RunPlan) -> Execution:
+    async def execute(self, plan: RunPlan, demotion: Demotion | None = None) -> Execution:
         async with self._slots:
             pool = await self._pool(plan)
             container_id = await pool.acquire()
             try:
                 loop = asyncio.get_running_loop()
-                return await loop.run_in_executor(self._readers, self._run, container_id, plan)
+                return await loop.run_in_executor(
+                    self._readers, self._run, container_id, plan, demotion
+                )
             finally:
                 pool.discard(container_id)
 
@@ -366,7 +382,7 @@ class DockerBackend:
                 self.client.api.kill(container_id)
         return capture, timed_out
 
-    def _run(self, container_id: str, plan: RunPlan) -> Execution:
+    def _run(self, container_id: str, plan: RunPlan, demotion: Demotion | None) -> Execution:
         """One run in a started container: attach, send its input, read its output to the end or
         to a deadline (blocking; runs in a worker thread)."""
         api = self.client.api
@@ -377,7 +393,7 @@ class DockerBackend:
             )
         except (DockerException, requests.RequestException) as exc:
             raise ContainerFailed(f"cannot attach to the run's container: {exc}") from exc
-        weight = self._weigh(container_id, plan)
+        weight = self._weigh(container_id, plan, demotion)
         try:
             capture, timed_out = self._exchange(stream, container_id, plan, started)
         finally:
@@ -391,13 +407,17 @@ class DockerBackend:
             wall_s=time.monotonic() - started,
         )
 
-    def _weigh(self, container_id: str, plan: RunPlan) -> LongRunWeight:
-        """The timer lowering the CPU weight of the run starting now once it goes on long."""
+    def _weigh(self, container_id: str, plan: RunPlan, demotion: Demotion | None) -> LongRunWeight:
+        """What lowers the CPU weight of the run starting now: its demotion by the run slots,
+        or a timer once it goes on long (`long_run_cpu_after_s`)."""
         limit = 2 * plan.setup_timeout_s + plan.test_timeout_s
         low = self._weight.low_shares
-        return LongRunWeight(
+        weight = LongRunWeight(
             lambda: self._set_shares(container_id, low), self._weight.lower_in(0.0, limit)
         )
+        if demotion is not None and low < self._weight.normal_shares:
+            demotion.when_demoted(weight.lower_soon)
+        return weight
 
     def _set_shares(self, container_id: str, shares: int) -> bool:
         """Set a container's CPU weight; a failure is logged, never raised (a run does not
