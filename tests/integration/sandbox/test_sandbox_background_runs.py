@@ -29,9 +29,10 @@ if _shares != "2":
 """
 
 
-async def _runner(tmp: object, background: int) -> Runner:
+async def _runner(tmp: object, background: int, isolation: str = "container") -> Runner:
     settings = sandbox_settings(
         tmp,  # type: ignore[arg-type]
+        isolation=isolation,
         max_concurrent_runs=1,
         background_runs=background,
         long_run_cpu_after_s=None if background else 3600.0,
@@ -69,10 +70,11 @@ async def _slow_then_fast(runner: Runner, image: TaskImage) -> tuple[float, floa
     return ended["slow__slow-1"], ended["fast__fast-1"], passed
 
 
+@pytest.mark.parametrize("isolation", ["container", "warm"])
 async def test_a_long_run_in_the_background_lets_a_short_run_of_another_task_through(
-    tmp_path_factory: pytest.TempPathFactory, calc_image: TaskImage
+    tmp_path_factory: pytest.TempPathFactory, calc_image: TaskImage, isolation: str
 ) -> None:
-    runner = await _runner(tmp_path_factory.mktemp("background"), background=1)
+    runner = await _runner(tmp_path_factory.mktemp("background"), 1, isolation)
     try:
         slow_s, fast_s, slow_passed = await _slow_then_fast(runner, calc_image)
     finally:

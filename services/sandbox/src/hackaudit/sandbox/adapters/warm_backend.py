@@ -181,7 +181,7 @@ class WarmDockerBackend(DockerBackend):
 
     @property
     def _per_image(self) -> int:
-        return self._settings.warm_per_run * self._settings.runs_at_once()
+        return self._settings.warm_per_run * self._settings.max_concurrent_runs
 
     async def close(self) -> None:
         self._closing = True
