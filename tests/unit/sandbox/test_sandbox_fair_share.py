@@ -371,7 +371,8 @@ async def test_without_a_background_the_short_run_waits_for_the_long_one() -> No
 
 def test_fair_scheduling_holds_waiting_requests_and_fifo_holds_none() -> None:
     fair = SandboxSettings(max_concurrent_runs=2, waiting_requests=6, long_run_patience_s=30)
-    assert fair.requests_held() == 8
+    assert fair.requests_held() == 10  # 2 slots, 2 in the background, 6 waiting
+    assert SandboxSettings(max_concurrent_runs=2, background_runs=0).requests_held() == 8
     policy = fair.fair_share()
     assert policy is not None
     assert (policy.slots, policy.patience_s, policy.background) == (2, 30, 2)

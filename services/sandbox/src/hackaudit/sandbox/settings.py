@@ -134,10 +134,11 @@ class SandboxSettings(BaseSettings):
         )
 
     def requests_held(self) -> int:
-        """Run requests handled at once: the slots, plus the waiting ones under `fair`."""
+        """Run requests handled at once: the slots, plus under `fair` the background (a
+        request whose run moved there is still held) and the waiting ones."""
         if self.scheduling is Scheduling.FIFO:
             return self.max_concurrent_runs
-        return self.max_concurrent_runs + self.waiting_requests
+        return self.runs_at_once() + self.waiting_requests
 
     def background(self) -> int:
         """Runs moved to the background at most (none under `fifo` or unlowered weights)."""
