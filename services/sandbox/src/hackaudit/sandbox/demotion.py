@@ -4,12 +4,15 @@ A long run that gives its slot back to a waiting short run (`domain.fair_share`)
 at a low CPU weight: the slots decide (on the event loop), the container backend acts (in the
 thread that reads the run). `Demotion` carries that one-way, once-only signal between them: the
 backend registers what to do, the slots call `demote`, and a run demoted before the backend
-registered (a retry in a fresh container) is acted on at once.
+registered (a retry in a fresh container) is acted on at once. It also says since when
+(`since`, on the `time.monotonic` clock), so the backend can move the run's deadline by the time
+it spends in the background (`domain.deadlines`).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 
@@ -20,11 +23,17 @@ class Demotion:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._demoted = False
+        self._since: float | None = None
         self._callbacks: list[Callable[[], None]] = []
 
     @property
     def demoted(self) -> bool:
         return self._demoted
+
+    @property
+    def since(self) -> float | None:
+        """When the run moved to the background (`time.monotonic`), None while it has not."""
+        return self._since
 
     def when_demoted(self, callback: Callable[[], None]) -> None:
         """Call `callback` on demotion (now, when it already happened)."""
@@ -38,6 +47,7 @@ class Demotion:
         with self._lock:
             if self._demoted:
                 return
+            self._since = time.monotonic()
             self._demoted = True
             callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:

@@ -16,7 +16,8 @@ with ENOSPC past the cap, and never reaches the host's disk.
 
 Blocking Docker calls run in worker threads so the event loop never waits on them; the stream
 of one run is read in one thread, with the run's deadlines enforced there by killing the
-container.
+container: the host enforces them (nothing inside the container limits the tests' time), so a
+run's deadline can move by the time it spends in the background (`domain.deadlines`).
 
 Images are adapted once: a derived image, tagged `hackaudit-sandbox/runnable:<hash of the image
 id and the recipe>` (`writable_places.recipe`, the same image for both isolation modes), holds a
@@ -58,6 +59,7 @@ from hackaudit.sandbox.adapters.writable_places import (
 )
 from hackaudit.sandbox.demotion import Demotion
 from hackaudit.sandbox.domain.cpu_weight import CpuWeight
+from hackaudit.sandbox.domain.deadlines import PhaseDeadline
 from hackaudit.sandbox.domain.execution import Execution, Phase, RunPlan
 from hackaudit.sandbox.errors import BackendUnavailable, ContainerFailed, ImageMissing
 from hackaudit.sandbox.settings import SandboxSettings
@@ -355,10 +357,16 @@ class DockerBackend:
                 log.warning("sandbox.remove_failed", container=container_id[:12], error=str(exc))
 
     def _exchange(
-        self, stream: Any, container_id: str, plan: RunPlan, started: float
+        self,
+        stream: Any,
+        container_id: str,
+        plan: RunPlan,
+        started: float,
+        demotion: Demotion | None = None,
     ) -> tuple[OutputCapture, Phase | None]:
         """Send the run its input on `stream` and read its output to the end or to a deadline
-        (killing the container at the deadline); (what was read, the deadline hit or None)."""
+        (killing the container at the deadline; time in the background does not count, see
+        `domain.deadlines`); (what was read, the deadline hit or None)."""
         raw = getattr(stream, "_sock", stream)
         capture = OutputCapture(
             plan.begin_marker,
@@ -371,7 +379,7 @@ class DockerBackend:
         try:
             raw.settimeout(plan.setup_timeout_s)
             raw.sendall(plan.stdin)
-            timed_out = self._read(raw, capture, plan, started)
+            timed_out = self._read(raw, capture, plan, started, demotion)
         except OSError as exc:
             raise ContainerFailed(f"lost the run's output stream: {exc}") from exc
         finally:
@@ -395,7 +403,7 @@ class DockerBackend:
             raise ContainerFailed(f"cannot attach to the run's container: {exc}") from exc
         weight = self._weigh(container_id, plan, demotion)
         try:
-            capture, timed_out = self._exchange(stream, container_id, plan, started)
+            capture, timed_out = self._exchange(stream, container_id, plan, started, demotion)
         finally:
             weight.stop()
         exit_code, oom = (0, False) if capture.finished else self._exit(container_id)
@@ -436,20 +444,29 @@ class DockerBackend:
         return True
 
     def _read(
-        self, raw: Any, capture: OutputCapture, plan: RunPlan, started: float
+        self,
+        raw: Any,
+        capture: OutputCapture,
+        plan: RunPlan,
+        started: float,
+        demotion: Demotion | None = None,
     ) -> Phase | None:
+        """Feed the run's output to `capture` to its end or to the current phase's deadline,
+        which moves by the time the run spends in the background (`domain.deadlines`); the
+        phase whose deadline passed, or None."""
         decoder = FrameDecoder()
         phase = capture.phase
-        deadline = started + plan.setup_timeout_s
+        deadline = PhaseDeadline(started, plan.setup_timeout_s)
         while not capture.finished:
             now = time.monotonic()
             if capture.phase is not phase:
                 phase = capture.phase
                 limit = plan.test_timeout_s if phase is Phase.TEST else plan.setup_timeout_s
-                deadline = now + limit
-            if now >= deadline:
+                deadline = PhaseDeadline(now, limit)
+            left = deadline.left(now, demotion.since if demotion is not None else None)
+            if left <= 0:
                 return phase
-            raw.settimeout(max(0.05, min(1.0, deadline - now)))
+            raw.settimeout(max(0.05, min(1.0, left)))
             try:
                 data = raw.recv(_RECV)
             except TimeoutError:

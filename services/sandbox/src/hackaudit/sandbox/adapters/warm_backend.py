@@ -332,7 +332,7 @@ class WarmDockerBackend(DockerBackend):
                 raise ContainerFailed(f"cannot start the run in its container: {exc}") from exc
         weight = self._weigh(container_id, plan, demotion)
         try:
-            capture, timed_out = self._exchange(stream, container_id, plan, started)
+            capture, timed_out = self._exchange(stream, container_id, plan, started, demotion)
         finally:
             lowered = weight.stop()
         exit_code = 0 if capture.finished else self._exec_exit(exec_id)

@@ -1,0 +1,58 @@
+"""A run's deadlines, moved by the time it spends in the background, so that giving its slot
+back never turns into a timeout.
+
+A long run that gives its slot back to a short run (`fair_share`) goes on in the background at
+2 of Docker's 1024 CPU shares: while CPU-bound short runs keep every core busy, it gets next to
+no CPU. Held to its wall-clock limit, it would then time out for lack of CPU, and a timeout
+changes what the run means (a candidate's graded run that times out counts as blocked, a gold
+run that times out is no evidence): the scheduling would change outcomes. So time in the
+background does not count, as if the run were paused for it: each phase's deadline (setup,
+tests, report; see `execution.RunPlan`) moves by the time the run spent in the background
+during that phase.
+
+Bounded: no phase lasts more than `MAX_STRETCH` (3) times its own limit in all, so a run that
+hangs in the background still ends, and the containers alive stay bounded in time as well as
+in number. A run stays in the background to its end (the run slots never move it back), so
+once demoted a phase's deadline in effect becomes the bound. The time is the background's
+whole time, not the CPU the run was denied: between short runs, and when they wait on I/O, a
+background run gets CPU it is not charged for, which the bound keeps small.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# A phase lasts at most this many times its limit, however long the run is in the background.
+MAX_STRETCH = 3.0
+
+
+@dataclass(frozen=True)
+class PhaseDeadline:
+    """The deadline of one phase of a run: `limit_s` seconds from `started`, plus the time the
+    run has spent in the background since, at most `stretch` × `limit_s` (clock seconds)."""
+
+    started: float
+    limit_s: float
+    stretch: float = MAX_STRETCH
+
+    def __post_init__(self) -> None:
+        if self.limit_s < 0:
+            raise ValueError("limit_s must be >= 0")
+        if self.stretch < 1:
+            raise ValueError("stretch must be >= 1")
+
+    def at(self, now: float, background_since: float | None = None) -> float:
+        """The deadline as of `now` for a run in the background since `background_since`
+        (None: it never was)."""
+        moved = 0.0
+        if background_since is not None:
+            moved = max(0.0, now - max(self.started, background_since))
+        bound = self.started + self.stretch * self.limit_s
+        return min(self.started + self.limit_s + moved, bound)
+
+    def passed(self, now: float, background_since: float | None = None) -> bool:
+        return now >= self.at(now, background_since)
+
+    def left(self, now: float, background_since: float | None = None) -> float:
+        """Seconds from `now` to the deadline (negative once it passed)."""
+        return self.at(now, background_since) - now
