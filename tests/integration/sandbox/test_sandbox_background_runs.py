@@ -1,7 +1,8 @@
 """A long run holding the only run slot gives it back to a short run of another task: the short
 run completes while the long one still goes on, in the background at the low CPU weight (a
-container reads its own `cpu.shares`, cgroup v1: /sys/fs/cgroup/cpu/cpu.shares), and the long
-run still passes within its unchanged timeout. With no background the short run waits for it."""
+container reads its own `cpu.shares`, cgroup v1: /sys/fs/cgroup/cpu/cpu.shares); once the short
+run is done the long one is back in the slot at the normal weight, and passes. With no
+background the short run waits for it."""
 
 from __future__ import annotations
 
@@ -19,13 +20,21 @@ pytestmark = [pytest.mark.integration, pytest.mark.docker, pytest.mark.asyncio(l
 
 SLOW_S = 20
 # Imported by the slow task's tests: keeps the run going, then fails it unless its container's
-# weight was lowered meanwhile.
+# weight was lowered meanwhile (moved to the background) and is back to normal at the end (back
+# in the slot once the short run was done).
 SLOW = f"""
 import time
-time.sleep({SLOW_S})
+_seen = set()
+_until = time.monotonic() + {SLOW_S}
+while time.monotonic() < _until:
+    with open("/sys/fs/cgroup/cpu/cpu.shares") as _file:
+        _seen.add(_file.read().strip())
+    time.sleep(0.2)
 _shares = open("/sys/fs/cgroup/cpu/cpu.shares").read().strip()
-if _shares != "2":
-    raise RuntimeError("cpu.shares is " + _shares + ", not 2")
+if "2" not in _seen:
+    raise RuntimeError("cpu.shares was never 2")
+if _shares != "1024":
+    raise RuntimeError("cpu.shares is " + _shares + " at the end, not 1024")
 """
 
 
@@ -81,7 +90,7 @@ async def test_a_long_run_in_the_background_lets_a_short_run_of_another_task_thr
         await runner.close()
     assert fast_s < slow_s - 2, (fast_s, slow_s)
     assert fast_s < SLOW_S, (fast_s, slow_s)
-    assert slow_passed  # lowered to 2 shares, and within its timeout
+    assert slow_passed  # lowered to 2 shares, then back to 1024
 
 
 async def test_without_a_background_the_short_run_waits_for_the_long_one(

@@ -4,6 +4,7 @@ reaches the run."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 
@@ -79,6 +80,36 @@ def test_a_demoted_run_is_lowered_at_once_and_says_so() -> None:
     weight.lower_soon()
     assert called.wait(2.0)
     assert weight.stop() is True
+
+
+def test_a_run_back_in_a_slot_gets_its_weight_back_and_quick_moves_end_where_they_should() -> None:
+    changes: list[str] = []
+    lowered, restored = threading.Event(), threading.Event()
+
+    def lower() -> bool:
+        changes.append("low")
+        lowered.set()
+        return True
+
+    def restore() -> bool:
+        changes.append("normal")
+        restored.set()
+        return True
+
+    weight = LongRunWeight(lower, None, restore)
+    weight.background(True)
+    assert lowered.wait(2.0)
+    weight.background(False)
+    assert restored.wait(2.0)
+    for moved_out in (True, False, True, False, True):
+        weight.background(moved_out)
+    deadline = time.monotonic() + 2.0
+    while changes[-1] != "low" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.1)
+    assert weight.stop() is True  # last moved to the background: low
+    assert changes[:2] == ["low", "normal"] and changes[-1] == "low"
+    assert all(a != b for a, b in itertools.pairwise(changes))  # no stale repeats
 
 
 def test_a_run_that_ended_is_not_lowered_by_a_late_demotion() -> None:

@@ -27,31 +27,43 @@ def test_a_run_never_in_the_background_keeps_its_wall_clock_deadline() -> None:
 def test_time_in_the_background_moves_the_deadline_like_a_pause() -> None:
     deadline = PhaseDeadline(started=100.0, limit_s=10.0)
     # In the background since 104: 6 s were left then, and 6 s are left as it goes on.
-    assert deadline.at(104.0, background_since=104.0) == 110.0
-    assert deadline.at(112.0, background_since=104.0) == 118.0
-    assert deadline.left(112.0, background_since=104.0) == 6.0
-    assert not deadline.passed(115.0, background_since=104.0)
+    there = [(104.0, None)]
+    assert deadline.at(104.0, there) == 110.0
+    assert deadline.at(112.0, there) == 118.0
+    assert deadline.left(112.0, there) == 6.0
+    assert not deadline.passed(115.0, there)
+
+
+def test_only_the_times_in_the_background_count_once_the_run_is_back_in_a_slot() -> None:
+    deadline = PhaseDeadline(started=100.0, limit_s=10.0)
+    # 3 s there, back in a slot, then 2 s there again so far.
+    moves = [(102.0, 105.0), (108.0, None)]
+    assert deadline.at(106.0, moves) == 113.0
+    assert deadline.at(110.0, moves) == 115.0
+    assert deadline.passed(118.0, [(102.0, 105.0), (108.0, 110.0)])
 
 
 def test_background_time_before_the_phase_began_does_not_count() -> None:
     # Demoted during set-up: only the tests' own time in the background moves their deadline.
     tests = PhaseDeadline(started=100.0, limit_s=10.0)
-    assert tests.at(100.0, background_since=90.0) == 110.0
-    assert tests.at(105.0, background_since=90.0) == 115.0
+    assert tests.at(100.0, [(90.0, None)]) == 110.0
+    assert tests.at(105.0, [(90.0, None)]) == 115.0
+    assert tests.at(105.0, [(90.0, 95.0)]) == 110.0
 
 
 def test_the_deadline_moves_at_most_to_the_stretch_times_the_limit() -> None:
     deadline = PhaseDeadline(started=100.0, limit_s=10.0)
     assert MAX_STRETCH == 3.0
-    assert deadline.at(125.0, background_since=101.0) == 130.0
-    assert deadline.at(500.0, background_since=101.0) == 130.0
-    assert not deadline.passed(129.9, background_since=101.0)
-    assert deadline.passed(130.0, background_since=101.0)
+    there = [(101.0, None)]
+    assert deadline.at(125.0, there) == 130.0
+    assert deadline.at(500.0, there) == 130.0
+    assert not deadline.passed(129.9, there)
+    assert deadline.passed(130.0, there)
 
 
 def test_a_run_demoted_after_its_deadline_passed_has_still_timed_out() -> None:
     deadline = PhaseDeadline(started=100.0, limit_s=10.0)
-    assert deadline.passed(111.0, background_since=110.5)
+    assert deadline.passed(111.0, [(110.5, None)])
 
 
 def test_a_stretch_below_one_or_a_negative_limit_is_refused() -> None:
@@ -61,15 +73,26 @@ def test_a_stretch_below_one_or_a_negative_limit_is_refused() -> None:
         PhaseDeadline(started=0.0, limit_s=-1.0)
 
 
-def test_a_demotion_says_since_when_the_run_is_in_the_background() -> None:
+def test_a_demotion_keeps_the_runs_times_in_the_background() -> None:
     demotion = Demotion()
-    assert demotion.since is None
+    moves: list[bool] = []
+    demotion.when_moved(moves.append)
+    assert demotion.since is None and demotion.background() == ()
     before = time.monotonic()
     demotion.demote()
     since = demotion.since
     assert since is not None and before <= since <= time.monotonic()
-    demotion.demote()  # once only: the first time stays
-    assert demotion.since == since
+    demotion.demote()  # already there: nothing changes
+    assert demotion.since == since and moves == [True]
+    demotion.promote()
+    ((start, until),) = demotion.background()
+    assert start == since and until is not None and until >= since
+    assert not demotion.demoted and moves == [True, False]
+    demotion.demote()
+    assert len(demotion.background()) == 2 and moves == [True, False, True]
+    late: list[bool] = []
+    demotion.when_moved(late.append)  # registered while it is there: told at once
+    assert late == [True]
 
 
 class _SilentStream:

@@ -236,6 +236,18 @@ def test_a_run_in_the_background_holds_no_slot_but_still_counts_its_task_slow() 
     assert policy.pick(waiting, both, seen(fast=1.0), NOW) is None  # both slots taken
 
 
+def test_a_background_run_returns_to_a_free_slot_once_nothing_waits() -> None:
+    policy = FairShare(slots=2, background=2)
+    older = Running("slow", "grade", NOW - 60, background=True)
+    newer = Running("slower", "grade", NOW - 30, background=True)
+    fast = Running("fast", "grade", NOW - 1)
+    assert policy.promote([], [newer, older, fast]) == older  # the one going on longest
+    assert policy.promote(waits(("fast", "grade")), [older, fast]) is None  # a run waits
+    full = [older, fast, Running("fast", "grade", NOW)]
+    assert policy.promote([], full) is None  # no free slot
+    assert policy.promote([], [fast]) is None  # none in the background
+
+
 # --- the slots themselves ------------------------------------------------------------------
 
 
@@ -312,20 +324,22 @@ async def test_slots_kept_for_short_runs_go_to_long_ones_once_they_stop() -> Non
     await holder
 
 
-async def test_slots_move_a_long_run_to_the_background_and_start_the_short_one() -> None:
+async def test_slots_move_a_long_run_to_the_background_and_back_once_the_short_one_is_done() -> (
+    None
+):
     clock = [NOW]
     slots = RunSlots(FairShare(slots=1, background=1), clock=lambda: clock[0], recheck_s=0.01)
     slots.durations.record("fast", "grade", 0.5, now=NOW)
     release = asyncio.Event()
     started: list[str] = []
-    demotions: list[bool] = []
+    demotions: list[tuple[bool, int]] = []  # in the background at the end, times moved there
 
     async def run(task: str, hold: bool) -> None:
         async with slots.turn(task, "grade") as demotion:
             started.append(task)
             if hold:
                 await release.wait()
-            demotions.append(demotion.demoted)
+            demotions.append((demotion.demoted, len(demotion.background())))
 
     slow = asyncio.create_task(run("slow", hold=True))
     await asyncio.sleep(0)
@@ -334,11 +348,12 @@ async def test_slots_move_a_long_run_to_the_background_and_start_the_short_one()
     assert started == ["slow"]  # the slow run is not long yet: it keeps the only slot
     clock[0] = NOW + 30.0  # it has gone on 30 s: long beside "fast"'s 0.5 s
     await asyncio.wait_for(fast, timeout=2.0)
-    assert started == ["slow", "fast"] and demotions == [False]
-    assert (slots.running, slots.background) == (1, 1)
+    assert started == ["slow", "fast"] and demotions == [(False, 0)]
+    # Nothing waits any more: the slow run is back in the free slot.
+    assert (slots.running, slots.background) == (1, 0)
     release.set()
     await slow
-    assert demotions == [False, True]
+    assert demotions == [(False, 0), (False, 1)]
     assert (slots.running, slots.background) == (0, 0)
 
 

@@ -8,7 +8,9 @@ redelivery, idempotency and dead letters behave as before. When the policy keeps
 short runs, the choice is made again every `recheck_s`, as a task stops counting as active.
 While runs wait, the policy is also asked every `recheck_s` whether a long run in a slot should
 move to the background (`FairShare.demote`): its `Demotion` is set, so the backend lowers its
-container's CPU weight, and its slot goes to a waiting run at once.
+container's CPU weight, and its slot goes to a waiting run at once. When no run waits and a slot
+is free, a background run returns to it (`FairShare.promote`), and the backend gives it its
+weight back.
 """
 
 from __future__ import annotations
@@ -88,10 +90,10 @@ class RunSlots:
 
     def _dispatch(self) -> None:
         """Start the runs the policy picks while slots are free, moving long runs to the
-        background when the policy says so."""
+        background and back when the policy says so."""
         for ticket in [t for t, (_, f) in self._waiting.items() if f.done()]:
             del self._waiting[ticket]  # its caller was cancelled while it waited
-        while self._start_one() or self._demote_one():
+        while self._start_one() or self._demote_one() or self._promote_one():
             pass
         if self._waiting:
             self._recheck_later()
@@ -117,6 +119,16 @@ class RunSlots:
         ticket = next(t for t, r in self._running.items() if r is chosen)
         self._running[ticket] = Running(chosen.task, chosen.kind, chosen.started_at, True)
         self._demotions[ticket].demote()
+        return True
+
+    def _promote_one(self) -> bool:
+        waiting = [w for w, _ in self._waiting.values()]
+        chosen = self.policy.promote(waiting, list(self._running.values()))
+        if chosen is None:
+            return False
+        ticket = next(t for t, r in self._running.items() if r is chosen)
+        self._running[ticket] = Running(chosen.task, chosen.kind, chosen.started_at)
+        self._demotions[ticket].promote()
         return True
 
     def _recheck_later(self) -> None:

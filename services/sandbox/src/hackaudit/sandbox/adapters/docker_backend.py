@@ -167,44 +167,71 @@ class DerivedImages:
 
 
 class LongRunWeight:
-    """Calls `lower` `delay` seconds from now (in a timer thread; never with None), or at once
-    on `lower_soon` (the run was moved to the background), unless `stop` came first; `stop`
-    says whether it was called and succeeded."""
+    """Keeps a run's CPU weight where it belongs: low `delay` seconds from now (a timer thread;
+    never with None) or while the run is in the background (`background(True)`: lowered at
+    once), normal again when it returns to a slot (unless the timer fired). Each change is made
+    in a thread of its own (never blocks the caller), one at a time, to the state wanted when
+    it is made, so quick moves cannot leave a stale weight. Nothing changes after `stop`, which
+    says whether the weight is low then."""
 
-    def __init__(self, lower: Callable[[], bool], delay: float | None) -> None:
+    def __init__(
+        self,
+        lower: Callable[[], bool],
+        delay: float | None,
+        restore: Callable[[], bool] | None = None,
+    ) -> None:
         self._lower = lower
+        self._restore = restore
         self._lock = threading.Lock()
+        self._changing = threading.Lock()
         self._done = False
+        self._timed = False
+        self._background = False
         self._lowered = False
         self._timer: threading.Timer | None = None
         if delay is not None:
-            self._timer = threading.Timer(delay, self._fire)
+            self._timer = threading.Timer(delay, self._time_up)
             self._timer.daemon = True
             self._timer.start()
 
     def lower_soon(self) -> None:
-        """Lower the weight now, in a thread of its own (never blocks the caller)."""
+        """The run moved to the background: lower the weight now."""
+        self.background(True)
+
+    def background(self, moved_out: bool) -> None:
+        """The run moved to the background (True) or back to a slot (False)."""
         with self._lock:
             if self._done:
                 return
-        if self._timer is not None:
-            self._timer.cancel()
-        now = threading.Timer(0.0, self._fire)
+            self._background = moved_out
+        now = threading.Timer(0.0, self._settle)
         now.daemon = True
         now.start()
 
-    def _fire(self) -> None:
+    def _time_up(self) -> None:
         with self._lock:
-            if not self._done:
-                self._done = True
-                self._lowered = self._lower()
+            self._timed = True
+        self._settle()
+
+    def _settle(self) -> None:
+        with self._changing:
+            with self._lock:
+                if self._done:
+                    return
+                low = self._timed or self._background
+            if low == self._lowered or (not low and self._restore is None):
+                return
+            changed = self._lower() if low else self._restore is not None and self._restore()
+            if changed:
+                self._lowered = low
 
     def stop(self) -> bool:
         with self._lock:
             self._done = True
         if self._timer is not None:
             self._timer.cancel()
-        return self._lowered
+        with self._changing:
+            return self._lowered
 
 
 class DockerBackend:
@@ -416,15 +443,18 @@ class DockerBackend:
         )
 
     def _weigh(self, container_id: str, plan: RunPlan, demotion: Demotion | None) -> LongRunWeight:
-        """What lowers the CPU weight of the run starting now: its demotion by the run slots,
-        or a timer once it goes on long (`long_run_cpu_after_s`)."""
+        """What sets the CPU weight of the run starting now: low while the run slots hold it in
+        the background (normal again when it returns to a slot), or low once it goes on long
+        (`long_run_cpu_after_s`)."""
         limit = 2 * plan.setup_timeout_s + plan.test_timeout_s
-        low = self._weight.low_shares
+        low, normal = self._weight.low_shares, self._weight.normal_shares
         weight = LongRunWeight(
-            lambda: self._set_shares(container_id, low), self._weight.lower_in(0.0, limit)
+            lambda: self._set_shares(container_id, low),
+            self._weight.lower_in(0.0, limit),
+            lambda: self._set_shares(container_id, normal),
         )
-        if demotion is not None and low < self._weight.normal_shares:
-            demotion.when_demoted(weight.lower_soon)
+        if demotion is not None and low < normal:
+            demotion.when_moved(weight.background)
         return weight
 
     def _set_shares(self, container_id: str, shares: int) -> bool:
@@ -463,7 +493,7 @@ class DockerBackend:
                 phase = capture.phase
                 limit = plan.test_timeout_s if phase is Phase.TEST else plan.setup_timeout_s
                 deadline = PhaseDeadline(now, limit)
-            left = deadline.left(now, demotion.since if demotion is not None else None)
+            left = deadline.left(now, demotion.background() if demotion is not None else ())
             if left <= 0:
                 return phase
             raw.settimeout(max(0.05, min(1.0, left)))

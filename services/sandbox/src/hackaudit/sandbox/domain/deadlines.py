@@ -10,17 +10,23 @@ background does not count, as if the run were paused for it: each phase's deadli
 tests, report; see `execution.RunPlan`) moves by the time the run spent in the background
 during that phase.
 
+A run returns to a slot (at the normal weight) once no run waits and a slot is free, and may
+move to the background again later: only its times there count.
+
 Bounded: no phase lasts more than `MAX_STRETCH` (3) times its own limit in all, so a run that
 hangs in the background still ends, and the containers alive stay bounded in time as well as
-in number. A run stays in the background to its end (the run slots never move it back), so
-once demoted a phase's deadline in effect becomes the bound. The time is the background's
-whole time, not the CPU the run was denied: between short runs, and when they wait on I/O, a
-background run gets CPU it is not charged for, which the bound keeps small.
+in number. The time is the background's whole time, not the CPU the run was denied: between
+short runs, and when they wait on I/O, a background run gets CPU it is not charged for, which
+the bound keeps small.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+# A time in the background: (from, until), until None while it lasts (clock seconds).
+Interval = tuple[float, float | None]
 
 # A phase lasts at most this many times its limit, however long the run is in the background.
 MAX_STRETCH = 3.0
@@ -41,18 +47,21 @@ class PhaseDeadline:
         if self.stretch < 1:
             raise ValueError("stretch must be >= 1")
 
-    def at(self, now: float, background_since: float | None = None) -> float:
-        """The deadline as of `now` for a run in the background since `background_since`
-        (None: it never was)."""
-        moved = 0.0
-        if background_since is not None:
-            moved = max(0.0, now - max(self.started, background_since))
+    def at(self, now: float, background: Sequence[Interval] = ()) -> float:
+        """The deadline as of `now` for a run that was in the background during `background`
+        ((from, until) pairs, until None: it is there still)."""
+        moved = sum(_overlap(self.started, now, since, until) for since, until in background)
         bound = self.started + self.stretch * self.limit_s
         return min(self.started + self.limit_s + moved, bound)
 
-    def passed(self, now: float, background_since: float | None = None) -> bool:
-        return now >= self.at(now, background_since)
+    def passed(self, now: float, background: Sequence[Interval] = ()) -> bool:
+        return now >= self.at(now, background)
 
-    def left(self, now: float, background_since: float | None = None) -> float:
+    def left(self, now: float, background: Sequence[Interval] = ()) -> float:
         """Seconds from `now` to the deadline (negative once it passed)."""
-        return self.at(now, background_since) - now
+        return self.at(now, background) - now
+
+
+def _overlap(start: float, end: float, since: float, until: float | None) -> float:
+    """Seconds of [since, until or end] within [start, end]."""
+    return max(0.0, min(end, end if until is None else until) - max(start, since))

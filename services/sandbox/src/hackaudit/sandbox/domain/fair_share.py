@@ -24,18 +24,20 @@ A run that has started is never interrupted, but a long one may give its slot ba
 (`FairShare.demote`): while a short run waits and every slot is taken, the long run in progress
 that has gone on longest moves to the *background*. It goes on at a low CPU weight (the backend
 lowers its container's `cpu.shares`, see `cpu_weight`), holds no slot, and the waiting short run
-starts in the slot it left. Without this a slow task's run that started before its speed was
-known (gold's first sanity run) keeps a slot, and on 2 slots the short tasks beside it get half
-the slots for as long as it lasts. Lowering its weight alone frees the CPU, not the slot.
-Demotion goes by the policy's notion of long (relative to the quickest active task, above the
-floor) rather than by wall time, so under a heavy load a short task's runs, slow in seconds, are
-not demoted. Why not pause it instead (`docker pause`): a paused run uses no idle CPU at all,
-while a weighted one still takes what the short runs leave (between their runs, while they wait
-on I/O), and its timeout needs no bookkeeping of paused time. Its timeout is unchanged (wall
-clock): a background run starved by two CPU-bound short runs for longer than its allowance times
-out as a run that took too long. At most `background` runs are in the background at once, so
-the containers alive (and their memory) stay bounded by `slots + background`; when the
-background is full, a long run keeps its slot as before.
+starts in the slot it left. Once no run waits and a slot is free, the background run going on
+longest returns to a slot at the normal weight (`FairShare.promote`); it may move out again.
+Without this a slow task's run that started before its speed was known (gold's first sanity
+run) keeps a slot, and on 2 slots the short tasks beside it get half the slots for as long as
+it lasts. Lowering its weight alone frees the CPU, not the slot. Demotion goes by the policy's
+notion of long (relative to the quickest active task, above the floor) rather than by wall
+time, so under a heavy load a short task's runs, slow in seconds, are not demoted. Why not pause
+it instead (`docker pause`): a paused run uses no idle CPU at all, while a weighted one still
+takes what the short runs leave (between their runs, while they wait on I/O). Its time in the
+background does not count against its timeout (`deadlines`: each deadline moves by it, at most
+to 3 times the limit), so a run starved there by CPU-bound short runs does not time out for
+lack of CPU. At most `background` runs are in the background at once, so the containers alive
+(and their memory) stay bounded by `slots + background`; when the background is full, a long
+run keeps its slot as before.
 
 A task's expected run time is the moving average of the durations seen for its runs of the same
 invocation kind (else of any kind), and never less than how long its runs in progress have been
@@ -169,6 +171,14 @@ class FairShare:
             return None
         long = [r for r in running if not r.background and view.is_long(r.task, r.kind)]
         return min(long, key=lambda r: r.started_at, default=None)
+
+    def promote(self, waiting: Sequence[Waiting], running: Sequence[Running]) -> Running | None:
+        """The run in the background to return to a free slot now, or None: when no run waits,
+        the one going on longest."""
+        if waiting or _in_slots(running) >= self.slots:
+            return None
+        background = [r for r in running if r.background]
+        return min(background, key=lambda r: r.started_at, default=None)
 
 
 def _in_slots(running: Sequence[Running]) -> int:
