@@ -19,7 +19,9 @@ the request is an `infra_error` naming the task and the build's reason.
 
 Runs wait for a run slot in `RunSlots` when the runner has them (fair scheduling across tasks,
 see `domain.fair_share`; a long run moved to the background gives its slot back, and its
-`Demotion` tells the backend to lower its CPU weight). Each run is prepared and read by the
+`Demotion` tells the backend to lower its CPU weight, to restore it when the run returns to a
+slot, and how long it was there: that time does not count against its timeout,
+`domain.deadlines`). Each run is prepared and read by the
 domain (`prepare_run`, `interpret`) and executed by the container backend; its full log is
 stored as an artifact. A container fault is retried once in a fresh container, then reported as
 `infra_error`; an unreachable engine is raised (`BackendUnavailable`) for the caller to retry

@@ -101,7 +101,9 @@ class SandboxSettings(BaseSettings):
     # A long run in a slot while a short run waits gives its slot back and goes on in the
     # background with its container's CPU weight lowered to `long_run_cpu_shares` (of Docker's
     # 1024): at most `background_runs` at once (default: `max_concurrent_runs`; 0: a run keeps
-    # its slot to its end; see `domain.fair_share`). A run going on longer than
+    # its slot to its end; see `domain.fair_share`). It returns to a free slot and its weight
+    # once no run waits; its time in the background does not count against its timeout (at
+    # most 3x the timeout in all, `domain.deadlines`). A run going on longer than
     # `long_run_cpu_after_s` is lowered too (default: never under `fair` with a background,
     # else `long_run_floor_s`); alone a lowered run still gets all the CPU (see
     # `domain.cpu_weight`). `lower_long_runs` off: every run keeps the default weight and its

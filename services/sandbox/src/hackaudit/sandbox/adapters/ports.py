@@ -23,8 +23,9 @@ class ContainerBackend(Protocol):
         """Connect, and remove containers that earlier sandbox processes left behind."""
 
     async def execute(self, plan: RunPlan, demotion: Demotion | None = None) -> Execution:
-        """Run `plan`; once `demotion` is set (the run gave its slot back), the run goes on at
-        the low CPU weight."""
+        """Run `plan`; while `demotion` says the run is in the background (it gave its slot
+        back), it goes on at the low CPU weight, and that time does not count against its
+        deadlines (`domain.deadlines`)."""
         ...
 
     async def close(self) -> None:
