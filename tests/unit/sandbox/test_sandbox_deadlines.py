@@ -11,7 +11,7 @@ import pytest
 from hackaudit.sandbox.adapters.docker_backend import DockerBackend
 from hackaudit.sandbox.adapters.output_capture import OutputCapture
 from hackaudit.sandbox.demotion import Demotion
-from hackaudit.sandbox.domain.deadlines import MAX_STRETCH, PhaseDeadline
+from hackaudit.sandbox.domain.deadlines import MAX_STRETCH, PhaseDeadline, time_in
 from hackaudit.sandbox.domain.execution import Phase, RunPlan
 from hackaudit.sandbox.settings import SandboxSettings
 
@@ -41,6 +41,13 @@ def test_only_the_times_in_the_background_count_once_the_run_is_back_in_a_slot()
     assert deadline.at(106.0, moves) == 113.0
     assert deadline.at(110.0, moves) == 115.0
     assert deadline.passed(118.0, [(102.0, 105.0), (108.0, 110.0)])
+
+
+def test_time_in_the_background_counts_only_within_the_span_asked() -> None:
+    moves = [(95.0, 102.0), (108.0, None)]
+    assert time_in(moves, 100.0, 110.0) == 4.0  # 100-102 and 108-110
+    assert time_in(moves, 103.0, 107.0) == 0.0
+    assert time_in((), 0.0, 10.0) == 0.0
 
 
 def test_background_time_before_the_phase_began_does_not_count() -> None:

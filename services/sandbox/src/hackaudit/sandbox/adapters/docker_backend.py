@@ -59,7 +59,7 @@ from hackaudit.sandbox.adapters.writable_places import (
 )
 from hackaudit.sandbox.demotion import Demotion
 from hackaudit.sandbox.domain.cpu_weight import CpuWeight
-from hackaudit.sandbox.domain.deadlines import PhaseDeadline
+from hackaudit.sandbox.domain.deadlines import PhaseDeadline, time_in
 from hackaudit.sandbox.domain.execution import Execution, Phase, RunPlan
 from hackaudit.sandbox.errors import BackendUnavailable, ContainerFailed, ImageMissing
 from hackaudit.sandbox.settings import SandboxSettings
@@ -146,6 +146,13 @@ def build_image(client: Any, recipe: str, tag: str, failure: str) -> str:
     except (DockerException, requests.RequestException) as exc:
         raise ContainerFailed(f"{failure}: {exc}") from exc
     return tag
+
+
+def background_s(demotion: Demotion | None, started: float) -> float:
+    """Seconds the run started at `started` has spent in the background up to now."""
+    if demotion is None:
+        return 0.0
+    return round(time_in(demotion.background(), started, time.monotonic()), 3)
 
 
 class DerivedImages:
@@ -440,6 +447,7 @@ class DockerBackend:
             timed_out=timed_out,
             container_oom=oom,
             wall_s=time.monotonic() - started,
+            background_s=background_s(demotion, started),
         )
 
     def _weigh(self, container_id: str, plan: RunPlan, demotion: Demotion | None) -> LongRunWeight:

@@ -69,6 +69,8 @@ class FakeOutcome:
     baseline: tuple[str, ...] | None = None
     duration_s: float = 0.5
     timed_out: Phase | None = None
+    # Seconds the engine saw the run spend in the background.
+    background_s: float = 0.0
     wrapper_killed: bool = False
     started: bool = True
     container_oom: bool = False
@@ -174,6 +176,7 @@ class FakeBackend:
             timed_out=answer.timed_out,
             container_oom=answer.container_oom,
             wall_s=answer.duration_s + 0.1,
+            background_s=answer.background_s,
         )
 
     async def close(self) -> None:

@@ -65,6 +65,7 @@ from docker.errors import DockerException, NotFound
 from hackaudit.sandbox.adapters.docker_backend import (
     LABEL,
     DockerBackend,
+    background_s,
     container_options,
 )
 from hackaudit.sandbox.adapters.output_capture import FrameDecoder
@@ -342,6 +343,7 @@ class WarmDockerBackend(DockerBackend):
             timed_out=timed_out,
             container_oom=False,
             wall_s=time.monotonic() - started,
+            background_s=background_s(demotion, started),
         )
         reusable = capture.finished and timed_out is None
         if reusable and lowered:

@@ -50,7 +50,7 @@ class PhaseDeadline:
     def at(self, now: float, background: Sequence[Interval] = ()) -> float:
         """The deadline as of `now` for a run that was in the background during `background`
         ((from, until) pairs, until None: it is there still)."""
-        moved = sum(_overlap(self.started, now, since, until) for since, until in background)
+        moved = time_in(background, self.started, now)
         bound = self.started + self.stretch * self.limit_s
         return min(self.started + self.limit_s + moved, bound)
 
@@ -60,6 +60,11 @@ class PhaseDeadline:
     def left(self, now: float, background: Sequence[Interval] = ()) -> float:
         """Seconds from `now` to the deadline (negative once it passed)."""
         return self.at(now, background) - now
+
+
+def time_in(background: Sequence[Interval], start: float, end: float) -> float:
+    """Seconds of `background` within [start, end]."""
+    return sum(_overlap(start, end, since, until) for since, until in background)
 
 
 def _overlap(start: float, end: float, since: float, until: float | None) -> float:
