@@ -57,9 +57,10 @@ for _pid in _children:
 """
 
 
-async def _runner(tmp: object) -> Runner:
+async def _runner(tmp: object, isolation: str) -> Runner:
     settings = sandbox_settings(
         tmp,  # type: ignore[arg-type]
+        isolation=isolation,
         cpus=float(CORES),
         max_concurrent_runs=1,
         background_runs=1,
@@ -73,10 +74,11 @@ async def _runner(tmp: object) -> Runner:
     return runner
 
 
+@pytest.mark.parametrize("isolation", ["container", "warm"])
 async def test_a_cpu_starved_background_run_completes_instead_of_timing_out(
-    tmp_path_factory: pytest.TempPathFactory, calc_image: TaskImage
+    tmp_path_factory: pytest.TempPathFactory, calc_image: TaskImage, isolation: str
 ) -> None:
-    runner = await _runner(tmp_path_factory.mktemp("background-deadline"))
+    runner = await _runner(tmp_path_factory.mktemp("background-deadline"), isolation)
     slow = calc_task(calc_image, instance_id="slow__slow-1")
     fast = calc_task(calc_image, instance_id="fast__fast-1")
     hog = files_candidate(ops_with(HOG, fixed=True), "fast__fast-1")
@@ -96,7 +98,7 @@ async def test_a_cpu_starved_background_run_completes_instead_of_timing_out(
         ended = time.monotonic() - start
     finally:
         await runner.close()
-    assert hogs >= 3, hogs
+    assert hogs >= 2, hogs
     assert result.status is RunStatus.COMPLETED, (result.status, result.reason, ended)
     assert result.resolved is True
     assert ended > TIMEOUT_S + 2, ended  # it did outlive its wall-clock timeout
