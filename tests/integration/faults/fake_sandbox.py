@@ -18,6 +18,7 @@ from hackaudit.sandbox.adapters.fake_backend import FakeBackend, FakeOutcome, Fa
 from hackaudit.sandbox.adapters.timing_store import MemoryTimingStore
 from hackaudit.sandbox.app import build as build_sandbox
 from hackaudit.sandbox.bootstrap import bootstrap
+from hackaudit.sandbox.demotion import Demotion
 from hackaudit.sandbox.domain.execution import Execution, RunPlan
 from hackaudit.sandbox.settings import SandboxSettings
 from hackaudit.shared.contracts import TestStatus
@@ -51,9 +52,9 @@ class SlowFakeBackend:
     async def start(self) -> None:
         await self.fake.start()
 
-    async def execute(self, plan: RunPlan) -> Execution:
+    async def execute(self, plan: RunPlan, demotion: Demotion | None = None) -> Execution:
         await asyncio.sleep(self.run_s)
-        return await self.fake.execute(plan)
+        return await self.fake.execute(plan, demotion)
 
     async def close(self) -> None:
         await self.fake.close()

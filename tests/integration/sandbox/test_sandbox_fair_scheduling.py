@@ -20,6 +20,7 @@ from hackaudit.sandbox.adapters.artifact_store import MemoryArtifactStore
 from hackaudit.sandbox.adapters.fake_backend import FakeBackend
 from hackaudit.sandbox.app import build
 from hackaudit.sandbox.bootstrap import bootstrap
+from hackaudit.sandbox.demotion import Demotion
 from hackaudit.sandbox.domain.execution import Execution, RunPlan
 from hackaudit.sandbox.settings import SandboxSettings, Scheduling
 from hackaudit.shared import bus, subjects
@@ -46,10 +47,10 @@ class TimedFakeBackend:
     async def start(self) -> None:
         await self.fake.start()
 
-    async def execute(self, plan: RunPlan) -> Execution:
+    async def execute(self, plan: RunPlan, demotion: Demotion | None = None) -> Execution:
         self.started.append(plan.image)
         await asyncio.sleep(self.run_s[plan.image])
-        return await self.fake.execute(plan)
+        return await self.fake.execute(plan, demotion)
 
     async def close(self) -> None:
         await self.fake.close()

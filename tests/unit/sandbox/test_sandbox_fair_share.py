@@ -10,6 +10,7 @@ import pytest
 from hackaudit.sandbox.adapters.artifact_store import MemoryArtifactStore
 from hackaudit.sandbox.adapters.fake_backend import FakeBackend
 from hackaudit.sandbox.bootstrap import bootstrap
+from hackaudit.sandbox.demotion import Demotion
 from hackaudit.sandbox.domain.execution import Execution, RunPlan
 from hackaudit.sandbox.domain.fair_share import FairShare, RunDurations, Running, Waiting
 from hackaudit.sandbox.run_slots import RunSlots
@@ -164,6 +165,89 @@ def test_durations_are_a_moving_average_and_forget_the_least_recent_tasks() -> N
     assert durations.active_since(3.5) == ["c"]
 
 
+# --- long runs give their slot back ----------------------------------------------------------
+
+
+def test_a_long_run_gives_its_slot_to_a_waiting_short_run() -> None:
+    policy = FairShare(slots=2, background=2)
+    slow = Running("slow", "grade", NOW - 30)
+    running = [slow, Running("fast", "grade", NOW - 1)]
+    waiting = waits(("fast", "grade"))
+    durations = seen(fast=2.0)
+    assert policy.pick(waiting, running, durations, NOW) is None
+    assert policy.demote(waiting, running, durations, NOW) == slow
+    moved = [Running("slow", "grade", NOW - 30, background=True), running[1]]
+    assert policy.pick(waiting, moved, durations, NOW) == waiting[0]
+    assert policy.demote(waiting, moved, durations, NOW) is None  # nothing long in a slot
+
+
+def test_without_a_background_a_long_run_keeps_its_slot() -> None:
+    running = [Running("slow", "grade", NOW - 30), Running("fast", "grade", NOW - 1)]
+    waiting = waits(("fast", "grade"))
+    assert FairShare(slots=2).demote(waiting, running, seen(fast=2.0), NOW) is None
+
+
+def test_a_full_background_keeps_the_next_long_run_in_its_slot() -> None:
+    policy = FairShare(slots=2, background=1)
+    running = [
+        Running("slow", "grade", NOW - 60, background=True),
+        Running("slow", "grade", NOW - 30),
+        Running("fast", "grade", NOW - 1),
+    ]
+    waiting = waits(("fast", "grade"))
+    assert policy.demote(waiting, running, seen(fast=2.0), NOW) is None
+    assert (
+        FairShare(slots=2, background=2).demote(waiting, running, seen(fast=2.0), NOW) == running[1]
+    )
+
+
+def test_nothing_is_demoted_while_a_slot_is_free_or_nothing_short_waits() -> None:
+    policy = FairShare(slots=2, background=2)
+    slow = Running("slow", "grade", NOW - 30)
+    durations = seen(fast=2.0, slow=45.0)
+    assert policy.demote(waits(("fast", "grade")), [slow], durations, NOW) is None
+    full = [slow, Running("slow", "grade", NOW - 20)]
+    assert policy.demote([], full, durations, NOW) is None
+    assert policy.demote(waits(("slow", "grade")), full, durations, NOW) is None
+
+
+def test_runs_slow_in_seconds_but_alike_are_not_demoted() -> None:
+    # under load every task's runs take 20-40 s: none is long next to the others
+    policy = FairShare(slots=2, background=2)
+    running = [Running("a", "grade", NOW - 40), Running("b", "grade", NOW - 25)]
+    waiting = waits(("c", "grade"))
+    assert policy.demote(waiting, running, seen(a=30.0, b=25.0, c=20.0), NOW) is None
+
+
+def test_the_long_run_going_on_longest_is_demoted_first() -> None:
+    policy = FairShare(slots=2, background=2)
+    running = [Running("b", "suite", NOW - 50), Running("a", "grade", NOW - 90)]
+    waiting = waits(("fast", "grade"))
+    assert policy.demote(waiting, running, seen(fast=1.0), NOW) == running[1]
+
+
+def test_a_run_in_the_background_holds_no_slot_but_still_counts_its_task_slow() -> None:
+    policy = FairShare(slots=2, background=2)
+    running = [Running("new", "grade", NOW - 30, background=True)]
+    waiting = waits(("new", "grade"), ("fast", "grade"))
+    # "new" is slow from its run going in the background: its next run waits, "fast" starts
+    assert policy.pick(waiting, running, seen(fast=1.0), NOW) == waiting[1]
+    both = [*running, Running("fast", "grade", NOW), Running("fast", "grade", NOW)]
+    assert policy.pick(waiting, both, seen(fast=1.0), NOW) is None  # both slots taken
+
+
+def test_a_background_run_returns_to_a_free_slot_once_nothing_waits() -> None:
+    policy = FairShare(slots=2, background=2)
+    older = Running("slow", "grade", NOW - 60, background=True)
+    newer = Running("slower", "grade", NOW - 30, background=True)
+    fast = Running("fast", "grade", NOW - 1)
+    assert policy.promote([], [newer, older, fast]) == older  # the one going on longest
+    assert policy.promote(waits(("fast", "grade")), [older, fast]) is None  # a run waits
+    full = [older, fast, Running("fast", "grade", NOW)]
+    assert policy.promote([], full) is None  # no free slot
+    assert policy.promote([], [fast]) is None  # none in the background
+
+
 # --- the slots themselves ------------------------------------------------------------------
 
 
@@ -240,15 +324,74 @@ async def test_slots_kept_for_short_runs_go_to_long_ones_once_they_stop() -> Non
     await holder
 
 
+async def test_slots_move_a_long_run_to_the_background_and_back_once_the_short_one_is_done() -> (
+    None
+):
+    clock = [NOW]
+    slots = RunSlots(FairShare(slots=1, background=1), clock=lambda: clock[0], recheck_s=0.01)
+    slots.durations.record("fast", "grade", 0.5, now=NOW)
+    release = asyncio.Event()
+    started: list[str] = []
+    demotions: list[tuple[bool, int]] = []  # in the background at the end, times moved there
+
+    async def run(task: str, hold: bool) -> None:
+        async with slots.turn(task, "grade") as demotion:
+            started.append(task)
+            if hold:
+                await release.wait()
+            demotions.append((demotion.demoted, len(demotion.background())))
+
+    slow = asyncio.create_task(run("slow", hold=True))
+    await asyncio.sleep(0)
+    fast = asyncio.create_task(run("fast", hold=False))
+    await asyncio.sleep(0.05)
+    assert started == ["slow"]  # the slow run is not long yet: it keeps the only slot
+    clock[0] = NOW + 30.0  # it has gone on 30 s: long beside "fast"'s 0.5 s
+    await asyncio.wait_for(fast, timeout=2.0)
+    assert started == ["slow", "fast"] and demotions == [(False, 0)]
+    # Nothing waits any more: the slow run is back in the free slot.
+    assert (slots.running, slots.background) == (1, 0)
+    release.set()
+    await slow
+    assert demotions == [(False, 0), (False, 1)]
+    assert (slots.running, slots.background) == (0, 0)
+
+
+async def test_without_a_background_the_short_run_waits_for_the_long_one() -> None:
+    clock = [NOW]
+    slots = RunSlots(FairShare(slots=1), clock=lambda: clock[0], recheck_s=0.01)
+    slots.durations.record("fast", "grade", 0.5, now=NOW)
+    release = asyncio.Event()
+    started: list[str] = []
+
+    async def run(task: str, hold: bool) -> None:
+        async with slots.turn(task, "grade"):
+            started.append(task)
+            if hold:
+                await release.wait()
+
+    slow = asyncio.create_task(run("slow", hold=True))
+    await asyncio.sleep(0)
+    fast = asyncio.create_task(run("fast", hold=False))
+    clock[0] = NOW + 30.0
+    await asyncio.sleep(0.05)
+    assert started == ["slow"]
+    release.set()
+    await asyncio.gather(slow, fast)
+    assert started == ["slow", "fast"]
+
+
 # --- settings and wiring -------------------------------------------------------------------
 
 
 def test_fair_scheduling_holds_waiting_requests_and_fifo_holds_none() -> None:
     fair = SandboxSettings(max_concurrent_runs=2, waiting_requests=6, long_run_patience_s=30)
-    assert fair.requests_held() == 8
+    assert fair.requests_held() == 10  # 2 slots, 2 in the background, 6 waiting
+    assert SandboxSettings(max_concurrent_runs=2, background_runs=0).requests_held() == 8
     policy = fair.fair_share()
     assert policy is not None
-    assert (policy.slots, policy.patience_s) == (2, 30)
+    assert (policy.slots, policy.patience_s, policy.background) == (2, 30, 2)
+    assert SandboxSettings(background_runs=1).fair_share() == FairShare(slots=2, background=1)
     fifo = SandboxSettings(max_concurrent_runs=2, scheduling=Scheduling.FIFO)
     assert fifo.requests_held() == 2
     assert fifo.fair_share() is None
@@ -278,10 +421,10 @@ class PacedBackend:
     async def start(self) -> None:
         await self.fake.start()
 
-    async def execute(self, plan: RunPlan) -> Execution:
+    async def execute(self, plan: RunPlan, demotion: Demotion | None = None) -> Execution:
         self.started.append(plan.image)
         await asyncio.sleep(self.run_s[plan.image])
-        return await self.fake.execute(plan)
+        return await self.fake.execute(plan, demotion)
 
     async def close(self) -> None:
         await self.fake.close()

@@ -243,6 +243,19 @@ async def test_classification(
     assert result.resolved is resolved
 
 
+async def test_a_timeout_says_how_long_the_run_was_in_the_background() -> None:
+    moved, _, _ = make_runner(lambda run: FakeOutcome(timed_out=Phase.TEST, background_s=12.4))
+    still, _, _ = make_runner(lambda run: FakeOutcome(timed_out=Phase.TEST))
+    result = await moved.run_once(TASK, candidate(), timeout_s=10.0)
+    plain = await still.run_once(TASK, candidate(), timeout_s=10.0)
+
+    assert result.status is RunStatus.TIMEOUT
+    assert result.reason == (
+        "the tests ran longer than the 10 s limit (not counting 12 s in the background)"
+    )
+    assert plain.reason == "the tests ran longer than the 10 s limit"
+
+
 async def test_a_test_patch_the_candidate_blocks_still_runs_unless_strict() -> None:
     """The set-up check passed, so the candidate made the test patch fail: the harness's hole."""
     outcome = FakeOutcome(

@@ -18,10 +18,14 @@ from `TaskImages` (built once per image; see `task_images`); when it cannot be h
 the request is an `infra_error` naming the task and the build's reason.
 
 Runs wait for a run slot in `RunSlots` when the runner has them (fair scheduling across tasks,
-see `domain.fair_share`). Each run is prepared and read by the domain (`prepare_run`,
-`interpret`) and executed by the container backend; its full log is stored as an artifact. A
-container fault is retried once in a fresh container, then reported as `infra_error`; an
-unreachable engine is raised (`BackendUnavailable`) for the caller to retry the message later.
+see `domain.fair_share`; a long run moved to the background gives its slot back, and its
+`Demotion` tells the backend to lower its CPU weight, to restore it when the run returns to a
+slot, and how long it was there: that time does not count against its timeout,
+`domain.deadlines`). Each run is prepared and read by the
+domain (`prepare_run`, `interpret`) and executed by the container backend; its full log is
+stored as an artifact. A container fault is retried once in a fresh container, then reported as
+`infra_error`; an unreachable engine is raised (`BackendUnavailable`) for the caller to retry
+the message later.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from hackaudit.sandbox.adapters.ports import (
     CoverageKit,
     TimingStore,
 )
+from hackaudit.sandbox.demotion import Demotion
 from hackaudit.sandbox.domain.outcome import interpret
 from hackaudit.sandbox.domain.repeats import is_flaky
 from hackaudit.sandbox.domain.run_spec import RunOptions, RunSpec, graded_task, prepare_run
@@ -217,8 +222,8 @@ class Runner:
             result = await self._execute(spec, key, purpose)
         else:
             kind = invocation.kind if invocation is not None else Grade().kind
-            async with self.slots.turn(task.instance_id, kind):
-                result = await self._execute(spec, key, purpose)
+            async with self.slots.turn(task.instance_id, kind) as demotion:
+                result = await self._execute(spec, key, purpose, demotion)
         self._log(task, candidate, purpose, result)
         return result
 
@@ -236,13 +241,19 @@ class Runner:
         except CoverageKitMissing as exc:
             return None, str(exc)
 
-    async def _execute(self, spec: RunSpec, artifact_key: str, purpose: RunPurpose) -> RunResult:
+    async def _execute(
+        self,
+        spec: RunSpec,
+        artifact_key: str,
+        purpose: RunPurpose,
+        demotion: Demotion | None = None,
+    ) -> RunResult:
         """Execute a prepared run (one retry on a container fault) and store its log."""
         execution = None
         fault: ContainerFailed | None = None
         for _attempt in range(2):
             try:
-                execution = await self.backend.execute(spec.plan)
+                execution = await self.backend.execute(spec.plan, demotion)
                 break
             except ImageMissing as exc:
                 fault = exc

@@ -98,11 +98,18 @@ class SandboxSettings(BaseSettings):
     long_run_factor: float = Field(default=5.0, gt=1)
     long_run_floor_s: float = Field(default=10.0, ge=0)
     long_run_patience_s: float = Field(default=120.0, ge=0)
-    # A run going on longer than `long_run_cpu_after_s` (default: `long_run_floor_s`) has its
-    # container's CPU weight lowered to `long_run_cpu_shares` (of Docker's 1024), so short runs
-    # started beside it get the cores; alone it still gets all the CPU (see
-    # `domain.cpu_weight`). `lower_long_runs` off: every run keeps the default weight.
+    # A long run in a slot while a short run waits gives its slot back and goes on in the
+    # background with its container's CPU weight lowered to `long_run_cpu_shares` (of Docker's
+    # 1024): at most `background_runs` at once (default: `max_concurrent_runs`; 0: a run keeps
+    # its slot to its end; see `domain.fair_share`). It returns to a free slot and its weight
+    # once no run waits; its time in the background does not count against its timeout (at
+    # most 3x the timeout in all, `domain.deadlines`). A run going on longer than
+    # `long_run_cpu_after_s` is lowered too (default: never under `fair` with a background,
+    # else `long_run_floor_s`); alone a lowered run still gets all the CPU (see
+    # `domain.cpu_weight`). `lower_long_runs` off: every run keeps the default weight and its
+    # slot.
     lower_long_runs: bool = True
+    background_runs: int | None = Field(default=None, ge=0)
     long_run_cpu_after_s: float | None = Field(default=None, ge=0)
     long_run_cpu_shares: int = Field(default=LEAST_SHARES, ge=LEAST_SHARES, le=NORMAL_SHARES)
     stale_container_s: float = Field(default=6 * 3600.0, gt=0)
@@ -129,10 +136,23 @@ class SandboxSettings(BaseSettings):
         )
 
     def requests_held(self) -> int:
-        """Run requests handled at once: the slots, plus the waiting ones under `fair`."""
+        """Run requests handled at once: the slots, plus under `fair` the background (a
+        request whose run moved there is still held) and the waiting ones."""
         if self.scheduling is Scheduling.FIFO:
             return self.max_concurrent_runs
-        return self.max_concurrent_runs + self.waiting_requests
+        return self.runs_at_once() + self.waiting_requests
+
+    def background(self) -> int:
+        """Runs moved to the background at most (none under `fifo` or unlowered weights)."""
+        lowers = self.lower_long_runs and self.long_run_cpu_shares < NORMAL_SHARES
+        if self.scheduling is Scheduling.FIFO or not lowers:
+            return 0
+        chosen = self.background_runs
+        return self.max_concurrent_runs if chosen is None else chosen
+
+    def runs_at_once(self) -> int:
+        """Containers running at most: the slots and the background."""
+        return self.max_concurrent_runs + self.background()
 
     def fair_share(self) -> FairShare | None:
         """The slot policy, None under `fifo`."""
@@ -143,17 +163,18 @@ class SandboxSettings(BaseSettings):
             long_factor=self.long_run_factor,
             long_floor_s=self.long_run_floor_s,
             patience_s=self.long_run_patience_s,
+            background=self.background(),
         )
 
     def cpu_weight(self) -> CpuWeight:
-        """When and how far a long run's CPU weight drops (never, with `lower_long_runs` off)."""
+        """When and how far a long run's CPU weight drops (never, with `lower_long_runs` off;
+        on demotion only, by default, when runs can move to the background)."""
         if not self.lower_long_runs:
             return CpuWeight(after_s=None)
         after = self.long_run_cpu_after_s
-        return CpuWeight(
-            after_s=self.long_run_floor_s if after is None else after,
-            low_shares=self.long_run_cpu_shares,
-        )
+        if after is None and not self.background():
+            after = self.long_run_floor_s
+        return CpuWeight(after_s=after, low_shares=self.long_run_cpu_shares)
 
     def timeout_policy(self) -> TimeoutPolicy:
         return TimeoutPolicy(

@@ -17,7 +17,8 @@ disk.
 
 Blocking Docker calls run in worker threads so the event loop never waits on them; the stream
 of one run is read in one thread, with the run's deadlines enforced there by killing the
-container.
+container: the host enforces them (nothing inside the container limits the tests' time), so a
+run's deadline can move by the time it spends in the background (`domain.deadlines`).
 
 Images are adapted once: a derived image, tagged `hackaudit-sandbox/runnable:<hash of the image
 id and the recipe>` (`writable_places.recipe`, the same image for both isolation modes), holds a
@@ -57,7 +58,9 @@ from hackaudit.sandbox.adapters.writable_places import (
     recipe,
     recorded_testbed_kb,
 )
+from hackaudit.sandbox.demotion import Demotion
 from hackaudit.sandbox.domain.cpu_weight import CpuWeight
+from hackaudit.sandbox.domain.deadlines import PhaseDeadline, time_in
 from hackaudit.sandbox.domain.execution import Execution, Phase, RunPlan
 from hackaudit.sandbox.errors import BackendUnavailable, ContainerFailed, ImageMissing
 from hackaudit.sandbox.settings import SandboxSettings
@@ -146,6 +149,13 @@ def build_image(client: Any, recipe: str, tag: str, failure: str) -> str:
     return tag
 
 
+def background_s(demotion: Demotion | None, started: float) -> float:
+    """Seconds the run started at `started` has spent in the background up to now."""
+    if demotion is None:
+        return 0.0
+    return round(time_in(demotion.background(), started, time.monotonic()), 3)
+
+
 class DerivedImages:
     """The image derived from each image, worked out once per process (in a thread: the Docker SDK
     blocks); a caller asking for an image already being derived waits for that derivation."""
@@ -165,32 +175,71 @@ class DerivedImages:
 
 
 class LongRunWeight:
-    """Calls `lower` `delay` seconds from now (in a timer thread; never with None) unless
-    `stop` came first; `stop` says whether it was called and succeeded."""
+    """Keeps a run's CPU weight where it belongs: low `delay` seconds from now (a timer thread;
+    never with None) or while the run is in the background (`background(True)`: lowered at
+    once), normal again when it returns to a slot (unless the timer fired). Each change is made
+    in a thread of its own (never blocks the caller), one at a time, to the state wanted when
+    it is made, so quick moves cannot leave a stale weight. Nothing changes after `stop`, which
+    says whether the weight is low then."""
 
-    def __init__(self, lower: Callable[[], bool], delay: float | None) -> None:
+    def __init__(
+        self,
+        lower: Callable[[], bool],
+        delay: float | None,
+        restore: Callable[[], bool] | None = None,
+    ) -> None:
         self._lower = lower
+        self._restore = restore
         self._lock = threading.Lock()
+        self._changing = threading.Lock()
         self._done = False
+        self._timed = False
+        self._background = False
         self._lowered = False
         self._timer: threading.Timer | None = None
         if delay is not None:
-            self._timer = threading.Timer(delay, self._fire)
+            self._timer = threading.Timer(delay, self._time_up)
             self._timer.daemon = True
             self._timer.start()
 
-    def _fire(self) -> None:
+    def lower_soon(self) -> None:
+        """The run moved to the background: lower the weight now."""
+        self.background(True)
+
+    def background(self, moved_out: bool) -> None:
+        """The run moved to the background (True) or back to a slot (False)."""
         with self._lock:
-            if not self._done:
-                self._done = True
-                self._lowered = self._lower()
+            if self._done:
+                return
+            self._background = moved_out
+        now = threading.Timer(0.0, self._settle)
+        now.daemon = True
+        now.start()
+
+    def _time_up(self) -> None:
+        with self._lock:
+            self._timed = True
+        self._settle()
+
+    def _settle(self) -> None:
+        with self._changing:
+            with self._lock:
+                if self._done:
+                    return
+                low = self._timed or self._background
+            if low == self._lowered or (not low and self._restore is None):
+                return
+            changed = self._lower() if low else self._restore is not None and self._restore()
+            if changed:
+                self._lowered = low
 
     def stop(self) -> bool:
         with self._lock:
             self._done = True
         if self._timer is not None:
             self._timer.cancel()
-        return self._lowered
+        with self._changing:
+            return self._lowered
 
 
 class DockerBackend:
@@ -207,9 +256,10 @@ class DockerBackend:
         self._max_write_mb = settings.max_write_mb
         # The derived images' pristine /testbed sizes in KiB (None: no repository).
         self._testbed_kb: dict[str, int | None] = {}
-        self._slots = asyncio.Semaphore(settings.max_concurrent_runs)
+        # Runs in slots and runs moved to the background (the run slots bound each).
+        self._slots = asyncio.Semaphore(settings.runs_at_once())
         self._readers = ThreadPoolExecutor(
-            max_workers=settings.max_concurrent_runs, thread_name_prefix="sandbox-run"
+            max_workers=settings.runs_at_once(), thread_name_prefix="sandbox-run"
         )
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -282,13 +332,15 @@ class DockerBackend:
 
     # --- runs --------------------------------------------------------------------------------
 
-    async def execute(self, plan: RunPlan) -> Execution:
+    async def execute(self, plan: RunPlan, demotion: Demotion | None = None) -> Execution:
         async with self._slots:
             pool = await self._pool(plan)
             container_id = await pool.acquire()
             try:
                 loop = asyncio.get_running_loop()
-                return await loop.run_in_executor(self._readers, self._run, container_id, plan)
+                return await loop.run_in_executor(
+                    self._readers, self._run, container_id, plan, demotion
+                )
             finally:
                 pool.discard(container_id)
 
@@ -340,10 +392,16 @@ class DockerBackend:
                 log.warning("sandbox.remove_failed", container=container_id[:12], error=str(exc))
 
     def _exchange(
-        self, stream: Any, container_id: str, plan: RunPlan, started: float
+        self,
+        stream: Any,
+        container_id: str,
+        plan: RunPlan,
+        started: float,
+        demotion: Demotion | None = None,
     ) -> tuple[OutputCapture, Phase | None]:
         """Send the run its input on `stream` and read its output to the end or to a deadline
-        (killing the container at the deadline); (what was read, the deadline hit or None)."""
+        (killing the container at the deadline; time in the background does not count, see
+        `domain.deadlines`); (what was read, the deadline hit or None)."""
         raw = getattr(stream, "_sock", stream)
         capture = OutputCapture(
             plan.begin_marker,
@@ -356,7 +414,7 @@ class DockerBackend:
         try:
             raw.settimeout(plan.setup_timeout_s)
             raw.sendall(plan.stdin)
-            timed_out = self._read(raw, capture, plan, started)
+            timed_out = self._read(raw, capture, plan, started, demotion)
         except OSError as exc:
             raise ContainerFailed(f"lost the run's output stream: {exc}") from exc
         finally:
@@ -367,7 +425,7 @@ class DockerBackend:
                 self.client.api.kill(container_id)
         return capture, timed_out
 
-    def _run(self, container_id: str, plan: RunPlan) -> Execution:
+    def _run(self, container_id: str, plan: RunPlan, demotion: Demotion | None) -> Execution:
         """One run in a started container: attach, send its input, read its output to the end or
         to a deadline (blocking; runs in a worker thread)."""
         api = self.client.api
@@ -378,9 +436,9 @@ class DockerBackend:
             )
         except (DockerException, requests.RequestException) as exc:
             raise ContainerFailed(f"cannot attach to the run's container: {exc}") from exc
-        weight = self._weigh(container_id, plan)
+        weight = self._weigh(container_id, plan, demotion)
         try:
-            capture, timed_out = self._exchange(stream, container_id, plan, started)
+            capture, timed_out = self._exchange(stream, container_id, plan, started, demotion)
         finally:
             weight.stop()
         exit_code, oom = (0, False) if capture.finished else self._exit(container_id)
@@ -390,15 +448,23 @@ class DockerBackend:
             timed_out=timed_out,
             container_oom=oom,
             wall_s=time.monotonic() - started,
+            background_s=background_s(demotion, started),
         )
 
-    def _weigh(self, container_id: str, plan: RunPlan) -> LongRunWeight:
-        """The timer lowering the CPU weight of the run starting now once it goes on long."""
+    def _weigh(self, container_id: str, plan: RunPlan, demotion: Demotion | None) -> LongRunWeight:
+        """What sets the CPU weight of the run starting now: low while the run slots hold it in
+        the background (normal again when it returns to a slot), or low once it goes on long
+        (`long_run_cpu_after_s`)."""
         limit = 2 * plan.setup_timeout_s + plan.test_timeout_s
-        low = self._weight.low_shares
-        return LongRunWeight(
-            lambda: self._set_shares(container_id, low), self._weight.lower_in(0.0, limit)
+        low, normal = self._weight.low_shares, self._weight.normal_shares
+        weight = LongRunWeight(
+            lambda: self._set_shares(container_id, low),
+            self._weight.lower_in(0.0, limit),
+            lambda: self._set_shares(container_id, normal),
         )
+        if demotion is not None and low < normal:
+            demotion.when_moved(weight.background)
+        return weight
 
     def _set_shares(self, container_id: str, shares: int) -> bool:
         """Set a container's CPU weight; a failure is logged, never raised (a run does not
@@ -417,20 +483,29 @@ class DockerBackend:
         return True
 
     def _read(
-        self, raw: Any, capture: OutputCapture, plan: RunPlan, started: float
+        self,
+        raw: Any,
+        capture: OutputCapture,
+        plan: RunPlan,
+        started: float,
+        demotion: Demotion | None = None,
     ) -> Phase | None:
+        """Feed the run's output to `capture` to its end or to the current phase's deadline,
+        which moves by the time the run spends in the background (`domain.deadlines`); the
+        phase whose deadline passed, or None."""
         decoder = FrameDecoder()
         phase = capture.phase
-        deadline = started + plan.setup_timeout_s
+        deadline = PhaseDeadline(started, plan.setup_timeout_s)
         while not capture.finished:
             now = time.monotonic()
             if capture.phase is not phase:
                 phase = capture.phase
                 limit = plan.test_timeout_s if phase is Phase.TEST else plan.setup_timeout_s
-                deadline = now + limit
-            if now >= deadline:
+                deadline = PhaseDeadline(now, limit)
+            left = deadline.left(now, demotion.background() if demotion is not None else ())
+            if left <= 0:
                 return phase
-            raw.settimeout(max(0.05, min(1.0, deadline - now)))
+            raw.settimeout(max(0.05, min(1.0, left)))
             try:
                 data = raw.recv(_RECV)
             except TimeoutError:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
+from hackaudit.sandbox.demotion import Demotion
 from hackaudit.sandbox.domain.execution import Execution, Phase, RunPlan
 from hackaudit.sandbox.domain.log_parsers.junit import junit_address
 from hackaudit.sandbox.domain.protocol import SURVIVORS_REPORT, decode_payload, marker
@@ -27,6 +28,8 @@ class FakeRun:
     plan: RunPlan
     nonce: str
     files: Mapping[str, bytes]
+    # The signal the run slots gave the run (None without slots).
+    demotion: Demotion | None = None
 
     def text(self, name: str) -> str | None:
         body = self.files.get(name)
@@ -68,6 +71,8 @@ class FakeOutcome:
     baseline: tuple[str, ...] | None = None
     duration_s: float = 0.5
     timed_out: Phase | None = None
+    # Seconds the engine saw the run spend in the background.
+    background_s: float = 0.0
     wrapper_killed: bool = False
     started: bool = True
     container_oom: bool = False
@@ -164,11 +169,11 @@ class FakeBackend:
     async def start(self) -> None:
         self.started = True
 
-    async def execute(self, plan: RunPlan) -> Execution:
+    async def execute(self, plan: RunPlan, demotion: Demotion | None = None) -> Execution:
         if self.fault is not None:
             raise self.fault
         nonce, files = decode_payload(plan.stdin)
-        run = FakeRun(plan=plan, nonce=nonce, files=files)
+        run = FakeRun(plan=plan, nonce=nonce, files=files, demotion=demotion)
         self.runs.append(run)
         answer = self.respond(run)
         if isinstance(answer, Execution):
@@ -179,6 +184,7 @@ class FakeBackend:
             timed_out=answer.timed_out,
             container_oom=answer.container_oom,
             wall_s=answer.duration_s + 0.1,
+            background_s=answer.background_s,
         )
 
     async def close(self) -> None:

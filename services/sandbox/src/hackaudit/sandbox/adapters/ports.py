@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
+from hackaudit.sandbox.demotion import Demotion
 from hackaudit.sandbox.domain.execution import Execution, RunPlan
 from hackaudit.shared.contracts import Task
 
@@ -21,7 +22,11 @@ class ContainerBackend(Protocol):
     async def start(self) -> None:
         """Connect, and remove containers that earlier sandbox processes left behind."""
 
-    async def execute(self, plan: RunPlan) -> Execution: ...
+    async def execute(self, plan: RunPlan, demotion: Demotion | None = None) -> Execution:
+        """Run `plan`; while `demotion` says the run is in the background (it gave its slot
+        back), it goes on at the low CPU weight, and that time does not count against its
+        deadlines (`domain.deadlines`)."""
+        ...
 
     async def close(self) -> None:
         """Remove every container this backend still holds."""

@@ -65,6 +65,7 @@ from docker.errors import DockerException, NotFound
 from hackaudit.sandbox.adapters.docker_backend import (
     LABEL,
     DockerBackend,
+    background_s,
     container_options,
 )
 from hackaudit.sandbox.adapters.output_capture import FrameDecoder
@@ -75,6 +76,7 @@ from hackaudit.sandbox.adapters.writable_places import (
     SHELL,
     confined_options,
 )
+from hackaudit.sandbox.demotion import Demotion
 from hackaudit.sandbox.domain.execution import Execution, RunPlan
 from hackaudit.sandbox.domain.protocol import (
     GIT_SAFE,
@@ -203,7 +205,7 @@ class WarmDockerBackend(DockerBackend):
 
     # --- runs --------------------------------------------------------------------------------
 
-    async def execute(self, plan: RunPlan) -> Execution:
+    async def execute(self, plan: RunPlan, demotion: Demotion | None = None) -> Execution:
         async with self._slots:
             warm = await self._warm_image(plan.image)
             entry = await self._entry(warm)
@@ -212,7 +214,7 @@ class WarmDockerBackend(DockerBackend):
             try:
                 loop = asyncio.get_running_loop()
                 execution, reusable = await loop.run_in_executor(
-                    self._readers, self._run_exec, ready, plan
+                    self._readers, self._run_exec, ready, plan, demotion
                 )
                 return execution
             finally:
@@ -312,7 +314,9 @@ class WarmDockerBackend(DockerBackend):
         exec_id = str(api.exec_create(container_id, argv, stdin=True, user=user, workdir="/")["Id"])
         return exec_id, api.exec_start(exec_id, socket=True)
 
-    def _run_exec(self, ready: _Ready, plan: RunPlan) -> tuple[Execution, bool]:
+    def _run_exec(
+        self, ready: _Ready, plan: RunPlan, demotion: Demotion | None
+    ) -> tuple[Execution, bool]:
         """One run by `docker exec` in a warm container, in the wrapper started ahead when it is
         the plan's; (what was observed, reusable)."""
         container_id = ready.container_id
@@ -327,9 +331,9 @@ class WarmDockerBackend(DockerBackend):
                 exec_id, stream = self._start_launcher(container_id, list(plan.argv), plan.user)
             except (DockerException, requests.RequestException) as exc:
                 raise ContainerFailed(f"cannot start the run in its container: {exc}") from exc
-        weight = self._weigh(container_id, plan)
+        weight = self._weigh(container_id, plan, demotion)
         try:
-            capture, timed_out = self._exchange(stream, container_id, plan, started)
+            capture, timed_out = self._exchange(stream, container_id, plan, started, demotion)
         finally:
             lowered = weight.stop()
         exit_code = 0 if capture.finished else self._exec_exit(exec_id)
@@ -339,6 +343,7 @@ class WarmDockerBackend(DockerBackend):
             timed_out=timed_out,
             container_oom=False,
             wall_s=time.monotonic() - started,
+            background_s=background_s(demotion, started),
         )
         reusable = capture.finished and timed_out is None
         if reusable and lowered:

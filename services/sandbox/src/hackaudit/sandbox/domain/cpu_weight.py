@@ -1,13 +1,15 @@
 """When a run's container gives up its CPU weight, so that a long run that already started does
 not keep a whole core from the short runs started beside it.
 
-Fair scheduling (`fair_share`) decides which run starts; it never interrupts one. On a machine
+Fair scheduling (`fair_share`) decides which run starts and never interrupts one. On a machine
 of few cores, a CPU-bound run of minutes that started before a short task arrived keeps its core,
-and the short task's runs share what is left. Once a run has gone on for `after_s`, its
-container's CPU weight (cgroup `cpu.shares`) drops from `normal_shares` to `low_shares`. Weights
-only matter when runs compete for a core: a long run alone still gets all the CPU it can use,
-and when short runs compete, they get nearly all of it. A container reused for another run
-(warm isolation) gets `normal_shares` back before that run.
+and the short task's runs share what is left. Its container's CPU weight (cgroup `cpu.shares`)
+drops from `normal_shares` to `low_shares` while the run slots hold it in the background (the
+policy's notion of long, see `fair_share`; back to `normal_shares` when it returns to a slot),
+or, with no background, once it has gone on for `after_s` (wall time). Weights only matter when
+runs compete for a core: a long run alone still gets all the CPU it can use, and when short runs
+compete, they get nearly all of it. A container reused for another run (warm isolation) gets
+`normal_shares` back before that run.
 """
 
 from __future__ import annotations

@@ -52,3 +52,5 @@ class Execution:
     timed_out: Phase | None = None
     container_oom: bool = False
     wall_s: float = 0.0
+    # Seconds the run spent in the background (not counted against its deadlines).
+    background_s: float = 0.0

@@ -20,10 +20,29 @@ each wait minutes behind it. `FairShare.pick` chooses instead:
    alike in speed uses every slot, and a long run waits at most `patience_s`;
 4. arrival order breaks ties.
 
-A run that has started is never interrupted. A task's expected run time is the moving average of
-the durations seen for its runs of the same invocation kind (else of any kind), and never less
-than how long its runs in progress have been going: a task whose current run has been going for
-a minute is slow, whatever was seen of it before.
+A run that has started is never interrupted, but a long one may give its slot back
+(`FairShare.demote`): while a short run waits and every slot is taken, the long run in progress
+that has gone on longest moves to the *background*. It goes on at a low CPU weight (the backend
+lowers its container's `cpu.shares`, see `cpu_weight`), holds no slot, and the waiting short run
+starts in the slot it left. Once no run waits and a slot is free, the background run going on
+longest returns to a slot at the normal weight (`FairShare.promote`); it may move out again.
+Without this a slow task's run that started before its speed was known (gold's first sanity
+run) keeps a slot, and on 2 slots the short tasks beside it get half the slots for as long as
+it lasts. Lowering its weight alone frees the CPU, not the slot. Demotion goes by the policy's
+notion of long (relative to the quickest active task, above the floor) rather than by wall
+time, so under a heavy load a short task's runs, slow in seconds, are not demoted. Why not pause
+it instead (`docker pause`): a paused run uses no idle CPU at all, while a weighted one still
+takes what the short runs leave (between their runs, while they wait on I/O). Its time in the
+background does not count against its timeout (`deadlines`: each deadline moves by it, at most
+to 3 times the limit), so a run starved there by CPU-bound short runs does not time out for
+lack of CPU. At most `background` runs are in the background at once, so the containers alive
+(and their memory) stay bounded by `slots + background`; when the background is full, a long
+run keeps its slot as before.
+
+A task's expected run time is the moving average of the durations seen for its runs of the same
+invocation kind (else of any kind), and never less than how long its runs in progress have been
+going (in a slot or in the background): a task whose current run has been going for a minute is
+slow, whatever was seen of it before.
 """
 
 from __future__ import annotations
@@ -52,11 +71,13 @@ class Waiting:
 
 @dataclass(frozen=True)
 class Running:
-    """A run in progress: its task, its invocation kind, and since when (clock seconds)."""
+    """A run in progress: its task, its invocation kind, since when (clock seconds), and whether
+    it was moved to the background (it holds no slot)."""
 
     task: str
     kind: str
     started_at: float
+    background: bool = False
 
 
 @dataclass
@@ -108,6 +129,8 @@ class FairShare:
     long_floor_s: float = 10.0
     active_window_s: float = 60.0
     patience_s: float = 120.0
+    # Runs in the background at most (0: a run keeps its slot to its end).
+    background: int = 0
 
     def pick(
         self,
@@ -118,7 +141,7 @@ class FairShare:
     ) -> Waiting | None:
         """The waiting run to start now, or None when none should (no free slot, or only long
         runs wait and the free slots are kept for short ones)."""
-        if not waiting or len(running) >= self.slots:
+        if not waiting or _in_slots(running) >= self.slots:
             return None
         view = _View(self, waiting, running, seen, now)
         in_progress = {task: sum(1 for r in running if r.task == task) for task in view.tasks}
@@ -129,6 +152,37 @@ class FairShare:
             if view.may_start(run):
                 return run
         return None
+
+    def demote(
+        self,
+        waiting: Sequence[Waiting],
+        running: Sequence[Running],
+        seen: RunDurations,
+        now: float,
+    ) -> Running | None:
+        """The run in a slot to move to the background now, or None: when every slot is taken,
+        a short run waits and the background has room, the long run going on longest."""
+        if not waiting or _in_slots(running) < self.slots:
+            return None
+        if len(running) - _in_slots(running) >= self.background:
+            return None
+        view = _View(self, waiting, running, seen, now)
+        if all(view.is_long(w.task, w.kind) for w in waiting):
+            return None
+        long = [r for r in running if not r.background and view.is_long(r.task, r.kind)]
+        return min(long, key=lambda r: r.started_at, default=None)
+
+    def promote(self, waiting: Sequence[Waiting], running: Sequence[Running]) -> Running | None:
+        """The run in the background to return to a free slot now, or None: when no run waits,
+        the one going on longest."""
+        if waiting or _in_slots(running) >= self.slots:
+            return None
+        background = [r for r in running if r.background]
+        return min(background, key=lambda r: r.started_at, default=None)
+
+
+def _in_slots(running: Sequence[Running]) -> int:
+    return sum(1 for r in running if not r.background)
 
 
 @dataclass(frozen=True)
@@ -180,12 +234,14 @@ class _View:
             return True
         patient = self.now - run.since >= self.policy.patience_s
         keep = self.policy.slots - 1 if patient else self.policy.slots
-        long_running = sum(1 for r in self.running if self.is_long(r.task, r.kind))
+        long_running = sum(
+            1 for r in self.running if not r.background and self.is_long(r.task, r.kind)
+        )
         return long_running + 1 <= self.policy.slots - keep
 
     def _unknown_may_start(self, task: str) -> bool:
         """A task nothing is known of takes at most all but one slot while others are active."""
         if self.seen.seen(task) is not None or self.active == {task}:
             return True
-        holding = sum(1 for r in self.running if r.task == task)
+        holding = sum(1 for r in self.running if r.task == task and not r.background)
         return holding + 1 <= self.policy.slots - 1

@@ -186,6 +186,8 @@ def _not_graded(
         if oom:
             return done(RunStatus.OOM, memory, prep)
         reason = f"the tests ran longer than the {spec.timeout_s:g} s limit"
+        if execution.background_s >= 1:
+            reason += f" (not counting {execution.background_s:.0f} s in the background)"
         return done(RunStatus.TIMEOUT, reason, transcript.runner_output or prep)
     if not transcript.has("stage") and execution.exit_code == FILL_FAILED:
         reason = "the repository could not be copied into the container's /testbed"
