@@ -614,3 +614,19 @@ async def test_a_change_that_runs_at_import_runs_the_whole_suite_without_a_repos
     suites = [r.invocation for r in sandbox.requests if isinstance(r.invocation, Suite)]
     assert suites == [Suite(dirs=("tests",))] * 2
     assert "its change runs at import" in evidence
+
+
+async def test_a_repository_map_that_timed_out_runs_no_whole_suite_after_it(tiny) -> None:
+    def timed_out(request: RunRequested) -> RunResult | None:
+        if not isinstance(request.invocation, Coverage) or request.invocation.suite is None:
+            return None
+        return RunResult(status=RunStatus.TIMEOUT, duration_s=600.0)
+
+    sandbox = ScriptedSandbox([timed_out, scripted(tiny.task)])
+    confirmer = _confirmer(tiny.task, sandbox, probes=False)
+    verdict_, evidence = await confirmer.confirm(
+        _without_last_hunk(tiny.task), _accepted(tiny.task)
+    )
+    assert verdict_ is CandidateVerdict.UNCONFIRMED
+    assert not [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
+    assert "under coverage did not finish within its cap" in evidence

@@ -310,6 +310,11 @@ class Confirmer:
         probed = reach.reaching(aimed, gold, measured.lines)
         return measured.model_copy(update={"probes": probed})
 
+    def _map_timed_out(self) -> bool:
+        """Whether gold's repository coverage run (the whole suite near the change) timed out."""
+        runs = self.gold_runs.get(coverage_map.REPOSITORY_RUN_KEY, ())
+        return bool(runs) and runs[0].status is RunStatus.TIMEOUT
+
     def _runs_at_import(self, candidate: Candidate) -> bool:
         """Whether gold's text (from the graded tests' coverage run) puts the candidate's change
         where it runs at import: every test that uses the module sees it, so the repository map
@@ -372,6 +377,13 @@ class Confirmer:
             what = " (its change runs at import, where any test of the module may see it)"
         if scope is SuiteScope.NEAR and self._config.suite_selection and not imported:
             chosen = await self._selected(candidate, suite)
+            if chosen is None and self._map_timed_out():
+                note = (
+                    "gold's run of the wider suite under coverage did not finish within its cap"
+                    f" ({gold_suite_budget(self._config):.0f} s): a plain run of the whole suite"
+                    " would take about as long, not run"
+                )
+                return CheckResult(check=Check.SUITE, note=note)
             if chosen is not None and not chosen.tests:
                 note = (
                     "no repository test near the change executes the candidate's change on"
