@@ -61,15 +61,17 @@ def test_the_budget_says_what_bounds_it(
         # its own timeout fits: sent as it is
         (100.0, 1, "grade", 30.0, 10.0, 30.0, False, ""),
         # what is left, less the margin, when that is less than its own
-        (40.0, 2, "probe", 600.0, None, 15.0, True, ""),
+        (40.0, 2, "probe", 600.0, None, 16.0, True, ""),
         (40.0, 1, "grade", None, None, 35.0, True, ""),
         # gold's own run of that kind no longer fits: not sent
         (12.0, 1, "grade", 30.0, 10.0, None, False, "gold's took 10 s"),
         # the wider suite and coverage runs are sent only when their whole timeout fits
         (300.0, 1, "suite", 600.0, None, None, False, "'suite' (up to 600 s each) does not fit"),
         (300.0, 1, "coverage", 200.0, None, 200.0, False, ""),
+        # a quick attack's small budget still grades gold's few-second run (a smaller margin)
+        (5.5, 1, "grade", 30.0, 1.5, 3.5, True, ""),
         # nothing left
-        (5.5, 1, "grade", 30.0, None, None, False, "is spent"),
+        (2.5, 1, "grade", 30.0, None, None, False, "is spent"),
     ],
 )
 def test_a_run_gets_what_is_left_or_is_not_sent(
@@ -85,8 +87,8 @@ def test_a_run_gets_what_is_left_or_is_not_sent(
     got = budget.allowance(left, repeats, kind, own, gold)
     assert got.timeout_s == timeout and got.shortened is shortened
     assert says in got.refused
-    if timeout is not None:  # even if every repeat times out and overruns by the margin
-        assert repeats * (timeout + budget.RUN_MARGIN_S) <= left
+    if timeout is not None:  # even if every repeat times out and overruns by the least margin
+        assert repeats * (timeout + budget.MIN_MARGIN_S) <= left
 
 
 def test_a_graded_run_without_a_timeout_gets_three_times_golds() -> None:

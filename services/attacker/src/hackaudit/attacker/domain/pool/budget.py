@@ -15,7 +15,9 @@ cannot take the pool past what is left, and
 A run is counted at the seconds the sandbox reports. A completed run reports its tests' time,
 within its timeout; a run that times out is counted from its container's start, so it may pass
 its timeout by the time its container took to start and prepare: each run keeps `RUN_MARGIN_S`
-of the budget for that, and the bound holds as long as that preparation takes less.
+of the budget for that — a fifth of what is left for the run (`MARGIN_SHARE`) when that is less,
+but never under `MIN_MARGIN_S`, so that the small budget of a quick attack still grades gold's
+few-second run — and the bound holds as long as that preparation takes less.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from dataclasses import dataclass
 # Seconds kept per run for what a timed-out run is counted beyond its timeout (its container's
 # start and the patch's application).
 RUN_MARGIN_S = 5.0
+MARGIN_SHARE = 0.2
+MIN_MARGIN_S = 2.0
 # A run with less than this left for it is not sent.
 MIN_RUN_S = 1.0
 # A graded run with no timeout of its own gets this many times gold's graded run, at least
@@ -80,7 +84,8 @@ def allowance(
     unknown; `expected_s` how long gold's run of that kind took) may have with `left_s` of the
     pool's budget left."""
     runs = max(repeats, 1)
-    each = (left_s - runs * margin_s) / runs
+    margin = min(margin_s, max(MIN_MARGIN_S, MARGIN_SHARE * left_s / runs))
+    each = (left_s - runs * margin) / runs
     plural = f"{runs} runs" if runs > 1 else "a run"
     if each < MIN_RUN_S:
         return Allowance(refused=f"is spent ({left_s:.0f} s left): {plural} of kind {kind!r}")
