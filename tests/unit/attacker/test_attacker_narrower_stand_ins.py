@@ -93,3 +93,31 @@ def test_stand_ins_are_mutants_of_a_one_line_gold_patch() -> None:
     )
     details = [c.provenance.detail or "" for c in mutation.mutants(task)]
     assert any("only a leading ./ removed" in d for d in details)
+
+
+def test_a_line_continuing_a_statement_gets_stand_ins_for_what_it_holds() -> None:
+    # gold's `return (groupby .apply(data.dropna(subset=[...]), f))` spread over lines
+    line = '            .apply(data.dropna(subset=["x", "y"]), self._fit_predict)'
+    found = _texts(line)
+    assert found["subset= dropped"] == "            .apply(data.dropna(), self._fit_predict)"
+    left_out = "left out of the argument's list"
+    assert (
+        found[f'"x" {left_out}']
+        == '            .apply(data.dropna(subset=["y"]), self._fit_predict)'
+    )
+    assert (
+        found[f'"y" {left_out}']
+        == '            .apply(data.dropna(subset=["x"]), self._fit_predict)'
+    )
+
+
+def test_an_argument_line_gets_its_list_narrowed_and_nothing_outside_it() -> None:
+    found = _texts('        f(x), columns=("a", "b"),')
+    assert set(found.values()) >= {'        f(x), columns=("b",),', '        f(x), columns=("a",),'}
+    assert all(text.startswith("        f(x), ") for text in found.values()), found
+    assert _texts("        )") == {}
+
+
+def test_a_list_of_names_or_of_one_item_is_not_narrowed() -> None:
+    assert not any("argument's list" in d for d in _texts("    f(x, keys=[a, b])"))
+    assert not any("argument's list" in d for d in _texts('    f(x, keys=["a"])'))
