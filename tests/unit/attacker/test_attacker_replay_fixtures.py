@@ -97,3 +97,27 @@ def test_gold_and_its_equivalent_rewrite_agree_on_every_column(tmp_path: Path) -
     assert replay_differences(TARGET, gold, rewrite) == set()
     expressions = [o.expression for o in replay.observations(gold).values()]
     assert any("in column -1 only" in e for e in expressions), expressions
+
+
+NEEDS_TMP_PATH = """from pkg.complete import complete
+from pkg.table import Table
+
+
+def test_other(tmp_path):
+    assert complete(Table([[1, None]])) == []
+"""
+
+
+def test_a_test_needing_a_fixture_not_defined_here_is_not_replayed(tmp_path: Path) -> None:
+    target = ReplayTarget("pkg/tests/test_other.py", "pkg.tests.test_other", ("test_other",))
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/table.py": TABLE,
+        "pkg/complete.py": GOLD_MOD,
+        "pkg/tests/__init__.py": "",
+        "pkg/tests/conftest.py": CONFTEST,
+        target.path: NEEDS_TMP_PATH,
+    }
+    gold = replay_run(tmp_path, files, target)
+    # nothing observed and no run recorded as raising: a pytest builtin is not guessed at
+    assert replay.observations(gold) == {}
