@@ -121,3 +121,20 @@ def test_a_test_needing_a_fixture_not_defined_here_is_not_replayed(tmp_path: Pat
     gold = replay_run(tmp_path, files, target)
     # nothing observed and no run recorded as raising: a pytest builtin is not guessed at
     assert replay.observations(gold) == {}
+
+
+def test_fixtures_of_older_pytest_releases_are_unwrapped_too() -> None:
+    # before pytest 8.4 a fixture is a function raising when called, its original kept aside
+    from types import SimpleNamespace
+
+    from hackaudit.attacker.domain.confirm.programs import replay_program
+
+    def original() -> int:
+        return 6
+
+    def wrapper() -> None:
+        raise RuntimeError("Fixtures are not meant to be called directly")
+
+    wrapper.__pytest_wrapped__ = SimpleNamespace(obj=original)  # type: ignore[attr-defined]
+    assert replay_program._fixture_function(wrapper) is original
+    assert replay_program._fixture_function(original) is None
