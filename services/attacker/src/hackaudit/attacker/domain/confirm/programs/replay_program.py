@@ -47,8 +47,10 @@ one value into a block of rows (`df.iloc[5:10] = np.nan`, `a[2:4] = 0`) runs aga
 written into one column of them only (`df.iloc[5:10, 1] = np.nan`; first, second and last
 column), written `name [df.iloc[5:10] written in column 1 only]`: code that must look at every
 column (drop a row when any of its fields is missing) and a stand-in that looks at the one the
-test happens to check agree when whole rows are blank, and part here. A replayed test that
-ran through records so.
+test happens to check agree when whole rows are blank, and part here. A test that builds a value
+from number literals (`A = Matrix([[1, 2], [3, 4]])`) runs again with the value's first number one
+more, written `name [A built with 1 -> 2]`: code that answers only the one object the test builds
+and gold part on the object beside it. A replayed test that ran through records so.
 
 A test whose arguments are pytest fixtures (`def test_x(self, df)`) gets them the way pytest
 would give them, for the fixtures the test's class, its module or a `conftest.py` beside or
@@ -882,7 +884,35 @@ def _body_variants(node: "Any") -> "list[tuple[str, Any]]":
             _ast.Tuple(elts=display.elts, ctx=_ast.Load()), display
         )
         out.append((" [%s as a tuple]" % target.id, changed))
-    return out + _narrowed_writes(node)
+    return out + _narrowed_writes(node) + _built_beside(node)
+
+
+def _built_beside(node: "Any") -> "list[tuple[str, Any]]":
+    """(note, copy of the test function): the test's first value built by a call from number
+    literals (`A = Matrix([[1, 2], [3, 4]])`) built with its first number one more: code
+    that answers the one object the test builds, and gold, part on the object beside it."""
+    for i, stmt in enumerate(node.body):
+        if not (isinstance(stmt, _ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target, value = stmt.targets[0], stmt.value
+        if not (isinstance(target, _ast.Name) and isinstance(value, _ast.Call)):
+            continue
+        numbers = [
+            sub
+            for sub in _ast.walk(value)
+            if _const_value(sub)[0]
+            and isinstance(_const_value(sub)[1], (int, float))
+            and not isinstance(_const_value(sub)[1], bool)
+        ]
+        if not numbers:
+            continue
+        changed = _deep(node)
+        index = list(_ast.walk(value)).index(numbers[0])
+        old = _const_value(numbers[0])[1]
+        copied = list(_ast.walk(changed.body[i].value))[index]
+        _Swap(copied, _ast.parse(repr(old + 1), mode="eval").body).visit(changed.body[i])
+        return [(" [%s built with %r -> %r]" % (target.id, old, old + 1), changed)]
+    return []
 
 
 def _narrowed_writes(node: "Any") -> "list[tuple[str, Any]]":

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hackaudit.attacker.domain.generate import targets
+from hackaudit.attacker.domain.generate.strategies import tested_objects
 from hackaudit.attacker.domain.generate.strategies.base import (
     Category,
     OfflineStrategy,
@@ -241,6 +242,7 @@ def special_cases(task: Task) -> list[Candidate]:
         if merged is not None:
             detail = f"{', '.join(names)} answer only their literal test inputs"
             out.insert(0, make_candidate(task, merged, NAME, detail, parent))
+    out += tested_objects.tested_objects(task, gold)
     return unique(out)
 
 
