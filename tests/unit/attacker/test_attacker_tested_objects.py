@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hackaudit.attacker.domain.confirm.replay import ReplayTarget
 from hackaudit.attacker.domain.generate.strategies import special_casing, tested_objects
-from hackaudit.attacker.domain.reading import diffs
+from hackaudit.attacker.domain.reading import diffs, test_expressions
 from hackaudit.shared.contracts import RunResult, Task
 
 from .probe_rig import replay_differences, replay_run
@@ -127,3 +127,16 @@ def test_gold_and_its_equivalent_rewrite_agree_on_the_grid_beside(tmp_path: Path
     gold = _run(tmp_path / "gold", GOLD_MODULE)
     rewrite = _run(tmp_path / "rewrite", EQUIVALENT_MODULE)
     assert replay_differences(TARGET, gold, rewrite) == set()
+
+
+def test_tests_checking_several_examples_get_no_such_special_case() -> None:
+    two = TESTS + "    B = Grid([[7, 8]])\n    assert B.width() == 2\n"
+    patch = TEST_PATCH.replace(
+        TESTS.splitlines()[-1], TESTS.splitlines()[-1] + "\n+" + "\n+".join(two.splitlines()[-2:])
+    )
+    patch = patch.replace(f"+1,{len(TESTS.splitlines())} @@", f"+1,{len(two.splitlines())} @@")
+    task = _task().model_copy(update={"test_patch": patch})
+    gold = special_casing.parse_gold(task)
+    assert gold is not None
+    assert len(tested_objects.examples(test_expressions.extract(task.test_diff))) == 2
+    assert tested_objects.tested_objects(task, gold) == []
