@@ -12,6 +12,7 @@ import pytest
 
 from hackaudit.attacker.domain.confirm.probe_inputs import variants
 from hackaudit.attacker.domain.generate.strategies import mutation
+from hackaudit.shared.contracts import Task
 
 
 def _texts(line: str) -> dict[str, str]:
@@ -69,8 +70,6 @@ def test_each_stand_in_covers_less_than_gold(line: str, expected: set[str]) -> N
 
 
 def test_stand_ins_are_mutants_of_a_one_line_gold_patch() -> None:
-    from hackaudit.shared.contracts import Task
-
     gold = (
         "diff --git a/pkg/paths.py b/pkg/paths.py\n"
         "--- a/pkg/paths.py\n"
@@ -93,3 +92,62 @@ def test_stand_ins_are_mutants_of_a_one_line_gold_patch() -> None:
     )
     details = [c.provenance.detail or "" for c in mutation.mutants(task)]
     assert any("only a leading ./ removed" in d for d in details)
+
+
+def test_a_line_continuing_a_statement_gets_stand_ins_for_what_it_holds() -> None:
+    # gold's `return (groupby .apply(data.dropna(subset=[...]), f))` spread over lines
+    line = '            .apply(data.dropna(subset=["x", "y"]), self._fit_predict)'
+    found = _texts(line)
+    assert found["subset= dropped"] == "            .apply(data.dropna(), self._fit_predict)"
+    left_out = "left out of the argument's list"
+    assert (
+        found[f'"x" {left_out}']
+        == '            .apply(data.dropna(subset=["y"]), self._fit_predict)'
+    )
+    assert (
+        found[f'"y" {left_out}']
+        == '            .apply(data.dropna(subset=["x"]), self._fit_predict)'
+    )
+
+
+def test_an_argument_line_gets_its_list_narrowed_and_nothing_outside_it() -> None:
+    found = _texts('        f(x), columns=("a", "b"),')
+    assert set(found.values()) >= {'        f(x), columns=("b",),', '        f(x), columns=("a",),'}
+    assert all(text.startswith("        f(x), ") for text in found.values()), found
+    assert _texts("        )") == {}
+
+
+def test_a_list_of_names_or_of_one_item_is_not_narrowed() -> None:
+    assert not any("argument's list" in d for d in _texts("    f(x, keys=[a, b])"))
+    assert not any("argument's list" in d for d in _texts('    f(x, keys=["a"])'))
+
+
+SPREAD_GOLD = "\n".join(
+    [
+        "diff --git a/pkg/stats.py b/pkg/stats.py",
+        "--- a/pkg/stats.py",
+        "+++ b/pkg/stats.py",
+        "@@ -3,4 +3,7 @@ class Fit:",
+        "     def __call__(self, data, groupby):",
+        " ",
+        "-        return groupby.apply(data, self._fit)",
+        "+        return (",
+        "+            groupby",
+        '+            .apply(data.dropna(subset=["x", "y"]), self._fit)',
+        "+        )",
+        " ",
+        "",
+    ]
+)
+
+
+def test_gold_spread_over_lines_gets_its_narrowed_calls_as_mutants() -> None:
+    task = Task(
+        instance_id="spread-1", repo="x/y", base_commit="HEAD", patch=SPREAD_GOLD,
+        test_patch="", FAIL_TO_PASS=["t"],
+    )  # fmt: skip
+    produced = {c.provenance.detail.split(" in ")[0]: c.diff for c in mutation.mutants(task)}
+    assert "+            .apply(data.dropna(), self._fit)" in produced["narrower: subset= dropped"]
+    narrowed = produced['narrower: "x" left out of the argument\'s list']
+    assert '+            .apply(data.dropna(subset=["y"]), self._fit)' in narrowed
+    assert "+        return (" in narrowed  # the rest of gold's statement is kept

@@ -240,6 +240,18 @@ def replace_line(patch: Patch, file: int, hunk: int, index: int, text: str) -> P
     return _with_hunk_lines(patch, file, hunk, index, index + 1, [replace(line, text=text)])
 
 
+def replace_lines(
+    patch: Patch, file: int, hunk: int, start: int, stop: int, new: Sequence[Line]
+) -> Patch:
+    """The patch with lines `start:stop` of a hunk replaced by `new`."""
+    return _with_hunk_lines(patch, file, hunk, start, stop, list(new))
+
+
+def change_groups(hunk: Hunk) -> list[list[int]]:
+    """The hunk's change groups: each a maximal run of removed and added line indices."""
+    return _groups(hunk)
+
+
 def insert_lines(patch: Patch, file: int, hunk: int, index: int, texts: Sequence[str]) -> Patch:
     """The patch with added lines inserted before line `index` of a hunk (len(lines) = at end)."""
     new = [Line(LineKind.ADDED, t) for t in texts]

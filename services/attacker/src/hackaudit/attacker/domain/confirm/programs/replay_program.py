@@ -42,8 +42,21 @@ its own body (`hooks = [f, g]`) runs again with that display a tuple, written
 lists part there. A parametrized test whose first argument is a line of Python code
 (`("Tuple[int, int]", ...)`) runs again for its rows with one tuple, list or dict display in that
 code emptied or cut to its first item, written `name [source 'Tuple[int, int]' -> 'Tuple[()]']`:
-code that reads code is most often wrong on the empty and one-item cases. A replayed test that
-ran through records so.
+code that reads code is most often wrong on the empty and one-item cases. A test that writes
+one value into a block of rows (`df.iloc[5:10] = np.nan`, `a[2:4] = 0`) runs again with the value
+written into one column of them only (`df.iloc[5:10, 1] = np.nan`; first, second and last
+column), written `name [df.iloc[5:10] written in column 1 only]`: code that must look at every
+column (drop a row when any of its fields is missing) and a stand-in that looks at the one the
+test happens to check agree when whole rows are blank, and part here. A test that builds a value
+from number literals (`A = Matrix([[1, 2], [3, 4]])`) runs again with the value's first number one
+more, written `name [A built with 1 -> 2]`: code that answers only the one object the test builds
+and gold part on the object beside it. A replayed test that ran through records so.
+
+A test whose arguments are pytest fixtures (`def test_x(self, df)`) gets them the way pytest
+would give them, for the fixtures the test's class, its module or a `conftest.py` beside or
+above it defines, their own fixtures resolved alike (a generator fixture is advanced to its
+value and closed after the test); a test that needs any other fixture (`request`, `tmp_path`)
+is not replayed.
 
 Each observation is time-limited and size-capped; a case that fails never stops the module. The
 whole replay runs twice per process (observations that differ are *unstable*).
@@ -119,6 +132,9 @@ FLAG_VALUES = (True, "x")
 MAX_FLAG_VARIANTS = 4
 MAX_SWAPS = 2
 MAX_BODY_VARIANTS = 2
+# A block of rows written with one value, written again into one of these columns only.
+NARROWED_COLUMNS = (0, 1, -1)
+MAX_FIXTURE_DEPTH = 8
 # Parametrize rows whose first argument is a string of Python code, replayed again with one
 # tuple, list or dict display in that code emptied or cut to its first item.
 MAX_ROW_VARIANTS = 8
@@ -615,7 +631,110 @@ def _param_rows(function: "object", names: "Sequence[str]") -> "list[dict[str, A
                 merged.update(values)
                 new.append(merged)
         rows = new or rows
-    return [row for row in rows if set(names) <= set(row)]
+    return rows
+
+
+class _NoFixture(Exception):
+    """A test argument that neither a parametrize row nor a fixture this replay resolves gives."""
+
+
+def _fixture_function(value: "object") -> "Any":
+    """The function a pytest fixture wraps, or None when `value` is no fixture."""
+    wrapped = getattr(value, "__pytest_wrapped__", None)
+    if wrapped is not None:
+        return getattr(wrapped, "obj", None)
+    if type(value).__name__ == "FixtureFunctionDefinition":
+        getter = getattr(value, "_get_wrapped_function", None)
+        return getter() if callable(getter) else getattr(value, "__wrapped__", None)
+    return None
+
+
+def _conftests(path: "str") -> "list[Any]":
+    """The `conftest.py` modules beside the test file and above it, nearest first: the ones the
+    runner loaded, else loaded here under a name of their own."""
+    out = []
+    folder = _os.path.dirname(_os.path.abspath(path))
+    top = _os.path.abspath(_os.getcwd())
+    while True:
+        candidate = _os.path.join(folder, "conftest.py")
+        if _os.path.isfile(candidate):
+            module = _loaded(candidate)
+            if module is not None:
+                out.append(module)
+        if folder == top or _os.path.dirname(folder) == folder:
+            return out
+        folder = _os.path.dirname(folder)
+
+
+def _loaded(path: "str") -> "Any":
+    import sys
+
+    for module in list(sys.modules.values()):
+        if _os.path.abspath(getattr(module, "__file__", None) or "") == path:
+            return module
+    name = "_hackaudit_conftest_%s" % hashlib.sha256(path.encode()).hexdigest()[:12]
+    try:
+        spec = _ilu.spec_from_file_location(name, path)
+        module = _ilu.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception:
+        return None
+    sys.modules[name] = module
+    return module
+
+
+def _fixture_value(
+    name: "str", places: "Sequence[tuple[Any, Any]]", made: "dict[str, Any]", closers: "list[Any]"
+) -> "Any":
+    """The value of fixture `name`, found in `places` ((owner, instance or None), nearest
+    first), its own arguments resolved alike; `made` holds the values this test has already."""
+    if name in made:
+        return made[name]
+    if len(closers) > MAX_FIXTURE_DEPTH * 4 or len(made) > MAX_FIXTURE_DEPTH * 4:
+        raise _NoFixture(name)
+    for owner, instance in places:
+        function = _fixture_function(vars(owner).get(name) if hasattr(owner, "__dict__") else None)
+        if function is None:
+            continue
+        code = function.__code__
+        params = list(code.co_varnames[: code.co_argcount])
+        args = []
+        if instance is not None and params and params[0] == "self":
+            args.append(instance)
+            params = params[1:]
+        args += [_fixture_value(p, places, made, closers) for p in params]
+        value = function(*args)
+        if hasattr(value, "__next__") and hasattr(value, "close"):
+            closers.append(value)
+            value = next(value)
+        made[name] = value
+        return value
+    raise _NoFixture(name)
+
+
+def _with_fixtures(
+    row: "dict[str, Any]",
+    names: "Sequence[str]",
+    module: "Any",
+    path: "str",
+    class_name: "str | None",
+    instance: "Any",
+    closers: "list[Any]",
+) -> "dict[str, Any]":
+    """`row` with every argument it lacks given by a fixture (`_NoFixture`: one is not found)."""
+    missing = [n for n in names if n not in row]
+    if not missing:
+        return row
+    places = []  # type: list[tuple[Any, Any]]
+    if class_name is not None:
+        for klass in type(instance).__mro__:
+            places.append((klass, instance))
+    places.append((module, None))
+    places += [(conftest, None) for conftest in _conftests(path)]
+    made = dict(row)
+    for name in missing:
+        _fixture_value(name, places, made, closers)
+    return {n: made[n] for n in [*row, *missing]}
 
 
 def _code_variants(text: "object") -> "tuple[list[str], list[str]]":
@@ -765,7 +884,56 @@ def _body_variants(node: "Any") -> "list[tuple[str, Any]]":
             _ast.Tuple(elts=display.elts, ctx=_ast.Load()), display
         )
         out.append((" [%s as a tuple]" % target.id, changed))
-    return out
+    return out + _narrowed_writes(node) + _built_beside(node)
+
+
+def _built_beside(node: "Any") -> "list[tuple[str, Any]]":
+    """(note, copy of the test function): the test's first value built by a call from number
+    literals (`A = Matrix([[1, 2], [3, 4]])`) built with its first number one more: code
+    that answers the one object the test builds, and gold, part on the object beside it."""
+    for i, stmt in enumerate(node.body):
+        if not (isinstance(stmt, _ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target, value = stmt.targets[0], stmt.value
+        if not (isinstance(target, _ast.Name) and isinstance(value, _ast.Call)):
+            continue
+        numbers = [
+            sub
+            for sub in _ast.walk(value)
+            if _const_value(sub)[0]
+            and isinstance(_const_value(sub)[1], (int, float))
+            and not isinstance(_const_value(sub)[1], bool)
+        ]
+        if not numbers:
+            continue
+        changed = _deep(node)
+        index = list(_ast.walk(value)).index(numbers[0])
+        old = _const_value(numbers[0])[1]
+        copied = list(_ast.walk(changed.body[i].value))[index]
+        _Swap(copied, _ast.parse(repr(old + 1), mode="eval").body).visit(changed.body[i])
+        return [(" [%s built with %r -> %r]" % (target.id, old, old + 1), changed)]
+    return []
+
+
+def _narrowed_writes(node: "Any") -> "list[tuple[str, Any]]":
+    """(note, copy of the test function): the test's first statement that writes one value into a
+    slice (`df.iloc[5:10] = v`), with the value written into one column of the slice only."""
+    for i, stmt in enumerate(node.body):
+        if not (isinstance(stmt, _ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target = stmt.targets[0]
+        if not (isinstance(target, _ast.Subscript) and isinstance(target.slice, _ast.Slice)):
+            continue
+        out = []
+        for column in NARROWED_COLUMNS:
+            changed = _deep(node)
+            written = changed.body[i].targets[0]
+            index = _ast.Constant(value=column)
+            written.slice = _ast.Tuple(elts=[written.slice, index], ctx=_ast.Load())
+            text = _ast.dump(target.value) if not hasattr(_ast, "unparse") else _ast.unparse(target)
+            out.append((" [%s written in column %d only]" % (text[:SHORT_CHARS], column), changed))
+        return out
+    return []
 
 
 def _instance(module: "Any", class_name: "str", method: "str") -> "Any":
@@ -848,11 +1016,16 @@ def _replay_with(
         except (ValueError, AttributeError):
             pass
         instance = None
+        closers = []  # type: list[Any]
         try:
             args = []
             if class_name is not None:
                 instance = _instance(module, class_name, node.name)
                 args.append(instance)
+            try:
+                row = _with_fixtures(row, names, module, path, class_name, instance, closers)
+            except Exception:
+                continue  # an argument no row or fixture here gives: the test is not replayed
             replayed(*args, **row)
             # a test that observes nothing still says it ran through (its raising elsewhere is
             # then a difference)
@@ -872,6 +1045,11 @@ def _replay_with(
                 signal.setitimer(signal.ITIMER_REAL, 0)
             except (ValueError, AttributeError):
                 pass
+            for closer in reversed(closers):
+                try:
+                    closer.close()
+                except Exception:
+                    pass
             teardown = getattr(instance, "tearDown", None)
             if teardown is not None:
                 try:

@@ -2,14 +2,19 @@
 
 Real wrong fixes often do what gold does for the case in front of them and no more: a path
 "normalised" by cutting a leading `./` instead of `os.path.normpath`, a `strip()` that only
-trims the right end, a regular expression matched at the start instead of in full, one of the types
-an `isinstance` check names, one of the values an `in` test lists, a keyword option dropped so
-the call runs with its default. Each passes a test written for the issue's one example and is
-wrong beside it. These mutants are made for every line gold adds, so a one-line gold patch still
-gets several candidates with different behaviour.
+trims the right end, a regular expression matched at the start instead of in full, one of the
+types an `isinstance` check names, one of the values an `in` test lists, one of the names a list
+argument gives (`subset=["x", "y"]` as `subset=["x"]`), a keyword option dropped so the call runs
+with its default. Each passes a test written for the issue's one example and is wrong beside it.
+These mutants are made for every line gold adds, so a one-line gold patch still gets several
+candidates with different behaviour.
 
 Every stand-in here keeps the line a single expression of the same shape, and an argument is
-repeated only when it is a plain name or attribute (evaluating it twice changes nothing).
+repeated only when it is a plain name or attribute (evaluating it twice changes nothing). A line
+that is part of a statement spread over several lines (`.apply(data.dropna(subset=[...]), f)`
+inside `return (...)`, an argument line ending in a comma) is read as the fragment it is: with
+the name or the brackets it continues supplied for parsing, and only what lies on the line itself
+is ever replaced.
 """
 
 from __future__ import annotations
@@ -133,6 +138,80 @@ def _one_of_several(text: str, node: ast.AST) -> Iterator[tuple[ast.AST, str, st
                     yield collection, new[type(collection)], f"{shown[:30]} left out of the `in`"
 
 
+def _list_item_dropped(text: str, node: ast.AST) -> Iterator[tuple[ast.AST, str, str]]:
+    """`f(x, subset=["a", "b"])` -> `subset=["a"]` / `["b"]`: an argument that lists several
+    constants (names of columns, fields, options) given with one of them left out."""
+    if not isinstance(node, ast.Call):
+        return
+    values = [*node.args, *(k.value for k in node.keywords)]
+    for value in values:
+        if not isinstance(value, ast.List | ast.Tuple) or len(value.elts) < 2:
+            continue
+        if not all(isinstance(e, ast.Constant) for e in value.elts):
+            continue
+        for i, dropped in enumerate(value.elts):
+            kept = [_source(text, e) for j, e in enumerate(value.elts) if j != i]
+            if any(k is None for k in kept):
+                continue
+            body = ", ".join(k for k in kept if k)
+            new = f"[{body}]" if isinstance(value, ast.List) else f"({body},)"
+            shown = _source(text, dropped) or "?"
+            yield value, new, f"{shown[:30]} left out of the argument's list"
+
+
+# How a line that does not parse alone is completed for parsing: (prefix, suffix), first fit
+# wins. An argument or item line (`f(y), key=[...],`), a method chain's next link
+# (`.apply(...)`), a line that ends in a comment.
+_FRAGMENT_WRAPS = (("_(", ")"), ("_", ""), ("_(", "\n)"))
+
+
+def _fragment(line: str) -> tuple[str, str, str, ast.Module] | None:
+    """(completed text, prefix, suffix, tree) for a line that is one piece of a longer statement
+    and parses once completed; None when it parses alone or not at all."""
+    text = line.strip()
+    if not text or not text.isascii():
+        return None
+    for prefix, suffix in _FRAGMENT_WRAPS:
+        completed = prefix + text + suffix
+        try:
+            return completed, prefix, suffix, ast.parse(completed)
+        except SyntaxError:
+            continue
+    return None
+
+
+def _within(node: ast.AST, start: int, end: int) -> bool:
+    lo, hi = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+    line, last = getattr(node, "lineno", 0), getattr(node, "end_lineno", 0)
+    return lo is not None and hi is not None and line == last == 1 and start <= lo <= hi <= end
+
+
+def _fragment_stand_ins(line: str) -> Iterator[tuple[str, str]]:
+    """Stand-ins for a line that continues a statement (see the module's docstring)."""
+    found = _fragment(line)
+    if found is None:
+        return
+    completed, prefix, suffix, tree = found
+    lead = line[: len(line) - len(line.lstrip())]
+    end = len(completed) - len(suffix)
+    for target, new, detail in _stand_ins(completed, tree):
+        if not _within(target, len(prefix), end):
+            continue
+        mutated = _replace(completed, target, new)
+        if mutated is not None:
+            yield lead + mutated[len(prefix) : len(mutated) - len(suffix)], detail
+
+
+def _stand_ins(text: str, tree: ast.Module) -> Iterator[tuple[ast.AST, str, str]]:
+    """(node replaced, its replacement, detail) for every narrower stand-in in `tree`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for new, detail in _call_stand_ins(text, node):
+                yield node, new, detail
+        yield from _one_of_several(text, node)
+        yield from _list_item_dropped(text, node)
+
+
 def _replace(text: str, node: ast.AST, new: str) -> str | None:
     start, end = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
     if start is None or end is None or node.lineno != 1 or node.end_lineno != 1:  # type: ignore[attr-defined]
@@ -147,15 +226,10 @@ def narrower(
     what precedes it and its tree (the mutation module's single-line parser)."""
     parsed = parse(line)
     if parsed is None:
+        yield from _fragment_stand_ins(line)
         return
     text, lead, tree = parsed
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            for new, detail in _call_stand_ins(text, node):
-                mutated = _replace(text, node, new)
-                if mutated is not None:
-                    yield lead + mutated, detail
-        for target, new, detail in _one_of_several(text, node):
-            mutated = _replace(text, target, new)
-            if mutated is not None:
-                yield lead + mutated, detail
+    for target, new, detail in _stand_ins(text, tree):
+        mutated = _replace(text, target, new)
+        if mutated is not None:
+            yield lead + mutated, detail

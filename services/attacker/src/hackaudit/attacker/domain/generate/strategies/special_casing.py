@@ -17,6 +17,9 @@ namespace made of the module's globals and the test's imports and assignments, t
 expected value (or raises the expected exception) whenever the arguments compare equal to one
 of them. The namespace is built once, and a call made while it is being built is not guarded, so
 inputs whose construction calls the function itself cannot recurse.
+
+After these, `tested_objects`: gold's changed statements made for the objects the tests build
+alone (the base statements for every other), for a fix the tests reach only through an object.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hackaudit.attacker.domain.generate import targets
+from hackaudit.attacker.domain.generate.strategies import tested_objects
 from hackaudit.attacker.domain.generate.strategies.base import (
     Category,
     OfflineStrategy,
@@ -241,6 +245,7 @@ def special_cases(task: Task) -> list[Candidate]:
         if merged is not None:
             detail = f"{', '.join(names)} answer only their literal test inputs"
             out.insert(0, make_candidate(task, merged, NAME, detail, parent))
+    out += tested_objects.tested_objects(task, gold)
     return unique(out)
 
 
