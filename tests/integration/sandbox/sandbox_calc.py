@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from hackaudit.sandbox.bootstrap import bootstrap
+from hackaudit.sandbox.runner import Runner
 from hackaudit.sandbox.settings import SandboxSettings
 from hackaudit.shared.contracts import Candidate, CandidateKind, Task
 
@@ -154,3 +158,14 @@ def sandbox_settings(tmp: Path, **overrides: object) -> SandboxSettings:
     }
     values.update(overrides)
     return SandboxSettings.model_validate(values)
+
+
+@asynccontextmanager
+async def running(tmp: Path, **overrides: object) -> AsyncIterator[Runner]:
+    """A started sandbox runner with `sandbox_settings(tmp, **overrides)`, closed afterwards."""
+    runner = bootstrap(sandbox_settings(tmp, **overrides))
+    await runner.start()
+    try:
+        yield runner
+    finally:
+        await runner.close()

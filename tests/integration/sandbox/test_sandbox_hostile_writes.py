@@ -13,11 +13,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from sandbox_calc import TaskImage, calc_task, files_candidate, ops_with, sandbox_settings
+from sandbox_calc import TaskImage, calc_task, files_candidate, ops_with, running
 from test_sandbox_hostile import assert_next_run_clean
 
 from hackaudit.sandbox.adapters.writable_places import TESTBED_MARGIN_MB
-from hackaudit.sandbox.bootstrap import bootstrap
 from hackaudit.sandbox.runner import Runner
 from hackaudit.shared.contracts import RunStatus
 
@@ -141,17 +140,14 @@ async def sandbox(
 ) -> AsyncIterator[Runner]:
     """A runner in each isolation mode with a small write cap; one run at a time."""
     mode = str(request.param)
-    settings = sandbox_settings(
+    async with running(
         tmp_path_factory.mktemp(mode),
         isolation=mode,
         max_write_mb=CAP_MB,
         max_concurrent_runs=1,
         warm_per_run=1,
-    )
-    runner = bootstrap(settings)
-    await runner.start()
-    yield runner
-    await runner.close()
+    ) as runner:
+        yield runner
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module", params=["container", "warm"])
@@ -161,18 +157,15 @@ async def tight(
     """A runner in each isolation mode whose memory is less than the places would hold if each
     had the whole write cap."""
     mode = str(request.param)
-    settings = sandbox_settings(
+    async with running(
         tmp_path_factory.mktemp(f"tight-{mode}"),
         isolation=mode,
         memory_mb=TIGHT_MEMORY_MB,
         max_write_mb=TIGHT_CAP_MB,
         max_concurrent_runs=1,
         warm_per_run=1,
-    )
-    runner = bootstrap(settings)
-    await runner.start()
-    yield runner
-    await runner.close()
+    ) as runner:
+        yield runner
 
 
 class _LowestFree:

@@ -19,10 +19,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from docker.errors import APIError
-from sandbox_calc import TaskImage, calc_task, diff_candidate, sandbox_settings
+from sandbox_calc import TaskImage, calc_task, diff_candidate, running
 
 from hackaudit.sandbox.adapters.docker_backend import LABEL, OWNER_LABEL
-from hackaudit.sandbox.bootstrap import bootstrap
 from hackaudit.sandbox.runner import Runner
 from hackaudit.shared.contracts import RunStatus
 
@@ -36,16 +35,13 @@ async def sandbox(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, calc_image: TaskImage
 ) -> AsyncIterator[Runner]:
     mode = str(request.param)
-    settings = sandbox_settings(
+    async with running(
         tmp_path_factory.mktemp(f"survivors-{mode}"),
         isolation=mode,
         max_concurrent_runs=1,
         warm_per_run=1,
-    )
-    runner = bootstrap(settings)
-    await runner.start()
-    yield runner
-    await runner.close()
+    ) as runner:
+        yield runner
 
 
 def _linger_in_every_container(client: Any, image: str, helpers: list[Any]) -> int:
