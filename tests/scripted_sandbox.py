@@ -84,10 +84,10 @@ Seconds = Callable[[RunRequested], float]
 class TimedSandbox(ScriptedSandbox):
     """A scripted sandbox whose runs take time: `seconds(request)` per run, as the sandbox would
     report it. A run that would take longer than its request's timeout times out instead, and is
-    counted at its timeout plus `overrun_s` (a real run that times out is counted from its
-    container's start). `spent[i]`: what `requests[i]`'s runs took."""
+    counted at its timeout, as the sandbox counts it, plus `overrun_s` (what a real run may be
+    counted beyond it: its time in the background). `spent[i]`: what `requests[i]`'s runs took."""
 
-    def __init__(self, rules: Iterable[Rule], seconds: Seconds, overrun_s: float = 1.0) -> None:
+    def __init__(self, rules: Iterable[Rule], seconds: Seconds, overrun_s: float = 0.0) -> None:
         super().__init__(rules)
         self.seconds = seconds
         self.overrun_s = overrun_s

@@ -68,10 +68,11 @@ def test_the_budget_says_what_bounds_it(
         # the wider suite and coverage runs are sent only when their whole timeout fits
         (300.0, 1, "suite", 600.0, None, None, False, "'suite' (up to 600 s each) does not fit"),
         (300.0, 1, "coverage", 200.0, None, 200.0, False, ""),
-        # a quick attack's small budget still grades gold's few-second run (a smaller margin)
-        (5.5, 1, "grade", 30.0, 1.5, 3.5, True, ""),
+        # a quick attack's small budget still grades gold's few-second runs (a smaller margin)
+        (5.5, 1, "grade", 30.0, 1.5, 4.4, True, ""),
+        (2.925, 2, "grade", None, None, 1.17, True, ""),
         # nothing left
-        (2.5, 1, "grade", 30.0, None, None, False, "is spent"),
+        (1.2, 1, "grade", 30.0, None, None, False, "is spent"),
     ],
 )
 def test_a_run_gets_what_is_left_or_is_not_sent(
@@ -87,8 +88,9 @@ def test_a_run_gets_what_is_left_or_is_not_sent(
     got = budget.allowance(left, repeats, kind, own, gold)
     assert got.timeout_s == timeout and got.shortened is shortened
     assert says in got.refused
-    if timeout is not None:  # even if every repeat times out and overruns by the least margin
-        assert repeats * (timeout + budget.MIN_MARGIN_S) <= left
+    if timeout is not None:  # every repeat may overrun its timeout by its margin and still fit
+        margin = min(budget.RUN_MARGIN_S, budget.MARGIN_SHARE * left / repeats)
+        assert repeats * (timeout + margin) <= left + 1e-9
 
 
 def test_a_graded_run_without_a_timeout_gets_three_times_golds() -> None:
@@ -212,7 +214,10 @@ async def test_a_run_longer_than_what_is_left_times_out_within_it(tiny) -> None:
             return 100.0
         return 1000.0 if request.purpose is RunPurpose.PROBE else 10.0
 
-    done, sandbox = await _audit(tiny.task, seconds)
+    # A run that times out is counted a second past its timeout (as one kept in the background
+    # a while would be).
+    sandbox = TimedSandbox([_rules(tiny.task)], seconds, overrun_s=1.0)
+    done = await run_attack(_request(tiny.task), sandbox, None, InMemoryStateStore(RoundState))
     pool = done.reference
     assert pool is not None and pool.attack_seconds is not None
     # The probe run of a rewrite got what was left (it would take 1000 s) and timed out within

@@ -256,6 +256,17 @@ async def test_a_timeout_says_how_long_the_run_was_in_the_background() -> None:
     assert plain.reason == "the tests ran longer than the 10 s limit"
 
 
+async def test_a_timed_out_run_is_counted_at_its_limit_not_at_its_containers_time() -> None:
+    """Its container ran 40 s (preparation, the background, the kill); its tests ran the 10 s
+    of their limit, which is what a run is counted at, as a run whose tests end is."""
+    runner, _, _ = make_runner(
+        lambda run: FakeOutcome(timed_out=Phase.TEST, duration_s=40.0, background_s=25.0)
+    )
+    result = await runner.run_once(TASK, candidate(), timeout_s=10.0)
+    assert result.status is RunStatus.TIMEOUT
+    assert result.duration_s == 10.0
+
+
 async def test_a_test_patch_the_candidate_blocks_still_runs_unless_strict() -> None:
     """The set-up check passed, so the candidate made the test patch fail: the harness's hole."""
     outcome = FakeOutcome(

@@ -25,6 +25,10 @@ and its log in the reason, and never graded. When the test patch then fails over
 the candidate caused it (by creating a file the test patch adds, say): the tests run anyway — as
 the SWE-bench harness's evaluation script does, so its hole is measured — and the reason says so,
 unless strict mode (`strict_test_patch`) refuses the run as `patch_failed`.
+
+A run's `duration_s` is the time its tests ran: a run whose tests ended is counted from their
+start to their end, a run whose tests passed their deadline at its limit, and a run that never
+reached its tests at its container's wall time.
 """
 
 from __future__ import annotations
@@ -188,7 +192,14 @@ def _not_graded(
         reason = f"the tests ran longer than the {spec.timeout_s:g} s limit"
         if execution.background_s >= 1:
             reason += f" (not counting {execution.background_s:.0f} s in the background)"
-        return done(RunStatus.TIMEOUT, reason, transcript.runner_output or prep)
+        # Its tests ran for the whole limit: counted at it (its preparation, its time in the
+        # background and its kill are not the tests' time, as for a run that ends).
+        return done(
+            RunStatus.TIMEOUT,
+            reason,
+            transcript.runner_output or prep,
+            duration_s=round(spec.timeout_s, 3),
+        )
     if not transcript.has("stage") and execution.exit_code == FILL_FAILED:
         reason = "the repository could not be copied into the container's /testbed"
         return done(RunStatus.INFRA_ERROR, reason, prep)

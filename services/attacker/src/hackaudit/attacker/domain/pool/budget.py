@@ -12,23 +12,22 @@ cannot take the pool past what is left, and
   when that is less (and it is then `shortened`: a timeout under it says nothing about the
   member); a run whose expected length (gold's own run of that kind) no longer fits is not sent.
 
-A run is counted at the seconds the sandbox reports. A completed run reports its tests' time,
-within its timeout; a run that times out is counted from its container's start, so it may pass
-its timeout by the time its container took to start and prepare: each run keeps `RUN_MARGIN_S`
-of the budget for that — a fifth of what is left for the run (`MARGIN_SHARE`) when that is less,
-but never under `MIN_MARGIN_S`, so that the small budget of a quick attack still grades gold's
-few-second run — and the bound holds as long as that preparation takes less.
+A run is counted at the seconds the sandbox reports: the time its tests ran, within its timeout
+(a run that times out is counted at its timeout). What can pass it is a run's time in the
+background while a short run held its slot (its tests go on, more slowly) or a run that fails
+before its tests at its container's wall time: each run keeps a fifth (`MARGIN_SHARE`) of what is
+left for it for that, at most `RUN_MARGIN_S`, so that the small budget of a quick attack still
+grades gold's few-second runs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Seconds kept per run for what a timed-out run is counted beyond its timeout (its container's
-# start and the patch's application).
+# Seconds kept per run for what a run may be counted beyond its timeout (time in the
+# background, a run that fails before its tests).
 RUN_MARGIN_S = 5.0
 MARGIN_SHARE = 0.2
-MIN_MARGIN_S = 2.0
 # A run with less than this left for it is not sent.
 MIN_RUN_S = 1.0
 # A graded run with no timeout of its own gets this many times gold's graded run, at least
@@ -84,7 +83,7 @@ def allowance(
     unknown; `expected_s` how long gold's run of that kind took) may have with `left_s` of the
     pool's budget left."""
     runs = max(repeats, 1)
-    margin = min(margin_s, max(MIN_MARGIN_S, MARGIN_SHARE * left_s / runs))
+    margin = min(margin_s, MARGIN_SHARE * left_s / runs)
     each = (left_s - runs * margin) / runs
     plural = f"{runs} runs" if runs > 1 else "a run"
     if each < MIN_RUN_S:
