@@ -27,6 +27,8 @@ from hackaudit.shared.contracts import (
     RunRequested,
     RunResult,
     RunStatus,
+    Suite,
+    TestStatus,
 )
 from hackaudit.shared.state_store import InMemoryStateStore, JsonFileStateStore
 from tests.scripted_sandbox import ScriptedSandbox, passed
@@ -339,3 +341,115 @@ async def test_gold_coverage_is_measured_once_and_only_reported(tiny) -> None:
     assert [(o.candidate.content_hash, o.verdict) for o in plain.outcomes] == [
         (o.candidate.content_hash, o.verdict) for o in done.outcomes
     ]
+
+
+def _held_back_catches(n: int):
+    """Every candidate but the harness's passes the graded tests; gold and all but the `n`-th of
+    them also pass a held-back test, which the `n`-th fails (a cheap check confirms it)."""
+    extra = "tests/test_core.py::test_held_back"
+    seen: list[str] = []
+
+    def rule(request: RunRequested):
+        graded = [*request.task.fail_to_pass, *request.task.pass_to_pass]
+        c = request.candidate
+        if request.purpose is RunPurpose.GOLD:
+            return passed([*graded, extra])
+        if request.purpose is not RunPurpose.CANDIDATE or c is None:
+            return None
+        if c.provenance.strategy == "harness":
+            return None
+        seen.append(c.content_hash)
+        if len(seen) == n:
+            tests = {**dict.fromkeys(graded, TestStatus.PASSED), extra: TestStatus.FAILED}
+            return RunResult(status=RunStatus.COMPLETED, resolved=True, tests=tests)
+        return passed([*graded, extra])
+
+    return rule
+
+
+def _suite_runs(sandbox: ScriptedSandbox) -> list[int]:
+    """Indexes of the requests that ran the wider suite (plain or under coverage)."""
+    return [
+        i
+        for i, r in enumerate(sandbox.requests)
+        if isinstance(r.invocation, Suite)
+        or (isinstance(r.invocation, Coverage) and r.invocation.suite is not None)
+    ]
+
+
+async def test_a_cheap_confirmation_spares_the_wider_suites_of_the_candidates_before_it(
+    tiny,
+) -> None:
+    """Cheapest checks first: two accepted candidates the cheaper checks leave unconfirmed wait
+    for their wider suite while the round goes on; the third is confirmed by a held-back test,
+    the attack stops there, and no wider suite ever runs. The two say why theirs did not."""
+    sandbox = ScriptedSandbox([_held_back_catches(3)])
+    done = await run_attack(
+        _request(tiny.task, stop=True), sandbox, None, InMemoryStateStore(RoundState)
+    )
+    assert _suite_runs(sandbox) == []
+    exploits = [o for o in done.outcomes if o.verdict is CandidateVerdict.EXPLOIT]
+    assert len(exploits) == 1 and "held-back tests" in exploits[0].evidence
+    waited = [o for o in done.outcomes if o.verdict is CandidateVerdict.UNCONFIRMED]
+    assert len(waited) == 2
+    assert all(
+        "suite: not run, the task was shown hackable by another candidate first" in o.evidence
+        for o in waited
+    )
+    assert done.to_first_exploit is not None and done.to_first_exploit.candidates == 4
+
+
+async def test_without_a_cheap_confirmation_every_waiting_candidate_gets_its_wider_suite(
+    tiny,
+) -> None:
+    """No candidate is confirmed cheaply: after the round's candidates are graded, each accepted
+    one gets its wider-suite check, in grading order, after every graded run of the round."""
+    sandbox = ScriptedSandbox([_held_back_catches(0)])
+    request = _request(tiny.task, r=1, stop=True)
+    done = await run_attack(request, sandbox, None, InMemoryStateStore(RoundState))
+    suites = _suite_runs(sandbox)
+    graded = [i for i, r in enumerate(sandbox.requests) if r.purpose is RunPurpose.CANDIDATE]
+    assert suites and min(suites) > max(graded)
+    accepted = [o for o in done.outcomes if o.resolved]
+    assert len(accepted) == 4
+    assert all(o.verdict is CandidateVerdict.UNCONFIRMED for o in accepted)
+    assert all("suite: " in o.evidence and "not run, the task" not in o.evidence for o in accepted)
+
+
+async def test_a_stored_attack_resumes_with_the_candidates_awaiting_their_wider_suite(
+    tiny, tmp_path
+) -> None:
+    """The state is saved after every step: a candidate waiting for its wider suite is stored
+    with its graded run and cheaper checks, and a restarted attacker runs that suite."""
+    store = JsonFileStateStore(RoundState, tmp_path)
+    request = _request(tiny.task, k=2, r=1, stop=True)
+    done = await run_attack(request, ScriptedSandbox([_held_back_catches(0)]), None, store)
+    stored = store.load(orch.state_key(request))
+    assert stored is not None and stored.finished and stored.awaiting_suite == ()
+    waiting = [o for o in done.outcomes if o.resolved]
+    assert waiting
+    # The same attack stopped after its graded runs: its waiting candidates come back from disk.
+    unfinished = stored.model_copy(
+        update={
+            "finished": False,
+            "outcomes": tuple(o for o in stored.outcomes if not o.resolved),
+            "awaiting_suite": tuple(
+                orch.AwaitingSuite(
+                    candidate=o.candidate,
+                    result=passed([*tiny.task.fail_to_pass, *tiny.task.pass_to_pass]),
+                    checks=(),
+                )
+                for o in waiting
+            ),
+        }
+    )
+    store.save(unfinished)
+    again = ScriptedSandbox([_held_back_catches(0)])
+    resumed = await run_attack(request, again, None, store)
+    assert not any(r.purpose is RunPurpose.CANDIDATE for r in again.requests)
+    checked = [o for o in resumed.outcomes if o.resolved]
+    assert {o.candidate.content_hash for o in checked} == {
+        o.candidate.content_hash for o in waiting
+    }
+    assert all(o.evidence.endswith(w.evidence[-60:]) for o, w in zip(checked, waiting, strict=True))
+    assert all("suite: " in o.evidence for o in checked)

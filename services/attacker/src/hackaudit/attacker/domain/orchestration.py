@@ -21,6 +21,14 @@ of gold) fill the slots the other families leave. When the attack ends with budg
 `budget_note` says why: it stopped at its first confirmed exploit, or the task has fewer distinct
 behaviour-changing candidates than the budget (and how many of them came from beyond gold's
 lines, or why none did).
+
+Cheapest checks first: an accepted candidate that the cheaper checks (by construction, held-back
+tests, probes) do not confirm waits for its wider-suite check (`awaiting_suite`) until every
+candidate of the round has been graded and checked the cheap way; the waiting ones' suites then
+run in grading order. The checks are those of a candidate confirmed at once, in the same order for
+it; only the order across candidates changes, so an attack that stops at its first exploit does
+not pay for the wider suites of the candidates before a cheaply confirmed one. Those are reported
+unconfirmed, saying their wider suite did not run and why.
 """
 
 from __future__ import annotations
@@ -32,6 +40,13 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from hackaudit.attacker.domain.confirm import coverage_map, probes
+from hackaudit.attacker.domain.confirm.classification import exploit_kind
+from hackaudit.attacker.domain.confirm.confirmation import (
+    Check,
+    CheckResult,
+    differences,
+    verdict,
+)
 from hackaudit.attacker.domain.generate import behaviour
 from hackaudit.attacker.domain.generate.strategies import beyond_gold
 from hackaudit.attacker.domain.generate.strategies.base import Category, Feedback, with_round
@@ -44,6 +59,7 @@ from hackaudit.shared.contracts import (
     BudgetSpent,
     Candidate,
     CandidateOutcome,
+    CandidateReach,
     CandidateVerdict,
     RunResult,
     RunStatus,
@@ -107,6 +123,39 @@ class LLMCall(BaseModel):
     cached: bool = False
 
 
+class AwaitingSuite(BaseModel):
+    """A candidate the task's tests accepted and the cheaper checks did not confirm: its graded
+    run's result, those checks, and what its outcome reports of the changed lines' reach."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate: Candidate
+    result: RunResult
+    checks: tuple[CheckResult, ...]
+    reach: CandidateReach | None = None
+    note: str = ""  # what the evidence starts with (a graded run that was run again)
+
+    def outcome(self, more: Sequence[CheckResult] = ()) -> CandidateOutcome:
+        """Its outcome from the cheaper checks and `more` (the wider suite's)."""
+        checks = (*self.checks, *more)
+        found, evidence = verdict(checks)
+        kind = (
+            exploit_kind(self.candidate, self.result.flags)
+            if found is CandidateVerdict.EXPLOIT
+            else None
+        )
+        return CandidateOutcome(
+            candidate=self.candidate,
+            verdict=found,
+            resolved=self.result.resolved,
+            evidence=self.note + evidence,
+            differences=differences(checks) if found is CandidateVerdict.EXPLOIT else (),
+            tampering=kind is not None and kind.tampering,
+            advice=kind.advice if kind is not None else "",
+            reach=self.reach,
+        )
+
+
 class RoundState(BaseModel):
     """Everything an attack has done so far; enough to resume it after a restart."""
 
@@ -140,6 +189,8 @@ class RoundState(BaseModel):
     llm_equivalent_skipped: int = 0
     not_applicable: tuple[str, ...] = ()
     reference: ref.ReferenceProgress | None = None  # the reference pool, once planned
+    # Graded candidates whose wider-suite check waits for the round's cheaper checks, in order.
+    awaiting_suite: tuple[AwaitingSuite, ...] = ()
 
     @property
     def attack_seconds(self) -> float:
@@ -184,12 +235,19 @@ class Plan:
 
 
 @dataclass(frozen=True)
+class WidenSuite:
+    """Run the wider suite of the first candidate awaiting it."""
+
+    waiting: AwaitingSuite
+
+
+@dataclass(frozen=True)
 class Finish:
     reason: str
     early: bool = False
 
 
-Action = Grade | Plan | Finish
+Action = Grade | Plan | WidenSuite | Finish
 
 
 def next_action(state: RoundState) -> Action:
@@ -199,6 +257,8 @@ def next_action(state: RoundState) -> Action:
         return Finish("hackable: stopped early", early=True)
     if state.pending:
         return Grade(state.pending[0])
+    if state.awaiting_suite:
+        return WidenSuite(state.awaiting_suite[0])
     if state.exhausted:
         return Finish("no fresh candidate left")
     if budget_spent(state):
@@ -215,6 +275,11 @@ def max_rounds(options: AuditOptions) -> int:
     return MAX_ROUNDS_BY_SECONDS if options.budget_seconds is not None else options.rounds
 
 
+def graded(state: RoundState) -> int:
+    """Candidates graded so far, those awaiting their wider suite included."""
+    return len(state.outcomes) + len(state.awaiting_suite)
+
+
 def budget_spent(state: RoundState) -> bool:
     limit = state.options.budget_seconds
     return limit is not None and state.sandbox_seconds >= limit
@@ -224,8 +289,8 @@ def unit_cost(state: RoundState) -> float | None:
     """Sandbox-seconds one candidate is expected to take: gold's run, else the mean so far."""
     if state.gold_duration_s:
         return state.gold_duration_s
-    if state.outcomes and state.sandbox_seconds > 0:
-        return state.sandbox_seconds / len(state.outcomes)
+    if graded(state) and state.sandbox_seconds > 0:
+        return state.sandbox_seconds / graded(state)
     return None
 
 
@@ -292,8 +357,23 @@ def budget_note(state: RoundState) -> str:
     return "; ".join(parts)
 
 
+SUITE_NOT_RUN = CheckResult(
+    check=Check.SUITE, note="not run, the task was shown hackable by another candidate first"
+)
+
+
 def finish(state: RoundState, *, early: bool = False) -> RoundState:
-    return state.model_copy(update={"finished": True, "stopped_early": early})
+    """The finished state; candidates still awaiting their wider suite (the attack stopped at an
+    exploit first) are unconfirmed, saying so."""
+    left = tuple(w.outcome([SUITE_NOT_RUN]) for w in state.awaiting_suite)
+    return state.model_copy(
+        update={
+            "finished": True,
+            "stopped_early": early,
+            "outcomes": state.outcomes + left,
+            "awaiting_suite": (),
+        }
+    )
 
 
 # --- planning ----------------------------------------------------------------------------------
@@ -371,19 +451,36 @@ def schedule(state: RoundState, round_: int, candidates: Sequence[Candidate]) ->
 
 
 def record(state: RoundState, outcome: CandidateOutcome, seconds: float = 0.0) -> RoundState:
-    """The state with `outcome` graded; `seconds` is what its sandbox run took."""
+    """The state with `outcome` graded (or, when it awaited its wider suite, checked);
+    `seconds` is what its sandbox run took."""
     cid = outcome.candidate.candidate_id
     outcomes = (*state.outcomes, outcome)
+    awaiting = tuple(w for w in state.awaiting_suite if w.candidate.candidate_id != cid)
     spent = state.sandbox_seconds + max(0.0, seconds)
     first = state.to_first_exploit
     if first is None and outcome.verdict is CandidateVerdict.EXPLOIT and not outcome.tampering:
-        first = BudgetSpent(candidates=len(outcomes), sandbox_seconds=round(spent, 3))
+        first = BudgetSpent(
+            candidates=len(outcomes) + len(awaiting), sandbox_seconds=round(spent, 3)
+        )
     return state.model_copy(
         update={
             "outcomes": outcomes,
             "pending": tuple(c for c in state.pending if c.candidate_id != cid),
+            "awaiting_suite": awaiting,
             "sandbox_seconds": spent,
             "to_first_exploit": first,
+        }
+    )
+
+
+def await_suite(state: RoundState, waiting: AwaitingSuite, seconds: float = 0.0) -> RoundState:
+    """The state with `waiting`'s candidate graded and its wider suite still to run."""
+    cid = waiting.candidate.candidate_id
+    return state.model_copy(
+        update={
+            "pending": tuple(c for c in state.pending if c.candidate_id != cid),
+            "awaiting_suite": (*state.awaiting_suite, waiting),
+            "sandbox_seconds": state.sandbox_seconds + max(0.0, seconds),
         }
     )
 

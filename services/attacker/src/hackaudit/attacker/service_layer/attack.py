@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from hackaudit.attacker.domain import orchestration as orch
-from hackaudit.attacker.domain.confirm import coverage_map
+from hackaudit.attacker.domain.confirm import confirmation, coverage_map
 from hackaudit.attacker.domain.confirm.classification import exploit_kind
 from hackaudit.attacker.domain.confirm.confirmation import ConfirmationConfig
 from hackaudit.attacker.domain.generate.strategies import (
@@ -224,17 +224,35 @@ class _Attack:
 
     async def grade(self, candidate: Candidate) -> None:
         outcome, seconds = await self._outcome(candidate)
-        self.save(orch.record(self.state, outcome, seconds))
+        if isinstance(outcome, orch.AwaitingSuite):
+            self.save(orch.await_suite(self.state, outcome, seconds))
+            verdict = "awaiting the wider suite"
+        else:
+            self.save(orch.record(self.state, outcome, seconds))
+            verdict = outcome.verdict.value
         self.log.info(
             "candidate graded",
             candidate=candidate.content_hash,
             strategy=candidate.provenance.strategy,
             round=candidate.provenance.round,
+            verdict=verdict,
+        )
+
+    async def widen(self, waiting: orch.AwaitingSuite) -> None:
+        """The wider suite's check of a candidate the cheaper checks left unconfirmed."""
+        outcome = waiting.outcome([await self.confirmer.suite_check(waiting.candidate)])
+        self.save(orch.record(self.state, outcome))
+        self.log.info(
+            "candidate checked by the wider suite",
+            candidate=waiting.candidate.content_hash,
             verdict=outcome.verdict.value,
         )
 
-    async def _outcome(self, candidate: Candidate) -> tuple[CandidateOutcome, float]:
-        """The candidate's outcome and the sandbox-seconds its run took."""
+    async def _outcome(
+        self, candidate: Candidate
+    ) -> tuple[CandidateOutcome | orch.AwaitingSuite, float]:
+        """The candidate's outcome (or, accepted and not confirmed by the cheaper checks, its
+        wait for the wider suite) and the sandbox-seconds its run took."""
         reason = orch.invalid_reason(candidate)
         if reason is not None:
             outcome = CandidateOutcome(
@@ -269,9 +287,15 @@ class _Attack:
         verdict, evidence = orch.run_verdict(self.state.task, result, self.config.max_log_chars)
         found: tuple[ProbeDifference, ...] = ()
         if verdict is None:
-            verdict, evidence, found = await self.confirmer.confirm_with_differences(
-                candidate, result
-            )
+            checks = await self.confirmer.cheap_checks(candidate, result)
+            if self.confirmer.wants_suite and not any(c.evidence for c in checks):
+                reach = self.confirmer.reach(candidate) if result.resolved else None
+                waiting = orch.AwaitingSuite(
+                    candidate=candidate, result=result, checks=tuple(checks), reach=reach, note=note
+                )
+                return waiting, seconds
+            verdict, evidence = confirmation.verdict(checks)
+            found = confirmation.differences(checks)
         evidence = note + evidence
         kind = (
             exploit_kind(candidate, result.flags) if verdict is CandidateVerdict.EXPLOIT else None
@@ -320,6 +344,8 @@ async def run_attack(
             break
         if isinstance(action, orch.Plan):
             await attack.plan(action.round)
+        elif isinstance(action, orch.WidenSuite):
+            await attack.widen(action.waiting)
         else:
             await attack.grade(action.candidate)
     pool = attack.state.reference

@@ -150,20 +150,35 @@ class Confirmer:
         self, candidate: Candidate, result: RunResult
     ) -> tuple[CandidateVerdict, str, tuple[ProbeDifference, ...]]:
         """The verdict, its evidence, and the inputs on which the candidate differs from gold."""
+        checks = await self.cheap_checks(candidate, result)
+        if self.wants_suite and not any(c.evidence for c in checks):
+            checks.append(await self.suite_check(candidate))
+        found, evidence = verdict(checks)
+        return found, evidence, differences(checks)
+
+    async def cheap_checks(self, candidate: Candidate, result: RunResult) -> list[CheckResult]:
+        """The checks before the wider suite, in order, up to the first with evidence: by
+        construction, the held-back tests, the probes."""
         checks = [by_construction(candidate, result)]
         steps = []
         if self._config.held_back:
             steps.append(self._held_back)
         if self._config.probes:
             steps.append(self._probes)
-        if self._config.suite_scope is not SuiteScope.OFF:
-            steps.append(self._suite)
         for step in steps:
             if any(c.evidence for c in checks):
                 break
             checks.append(await step(candidate, result))
-        found, evidence = verdict(checks)
-        return found, evidence, differences(checks)
+        return checks
+
+    @property
+    def wants_suite(self) -> bool:
+        """Whether a candidate the cheaper checks leave unconfirmed goes on to the wider suite."""
+        return self._config.suite_scope is not SuiteScope.OFF
+
+    async def suite_check(self, candidate: Candidate) -> CheckResult:
+        """The wider suite's check of an accepted candidate."""
+        return await self._suite(candidate)
 
     async def _held_back(self, candidate: Candidate, result: RunResult) -> CheckResult:
         gold = await self._graded_gold()
@@ -365,7 +380,7 @@ class Confirmer:
             self.suite_seconds += sum(r.duration_s for r in gold)
         return gold
 
-    async def _suite(self, candidate: Candidate, result: RunResult) -> CheckResult:
+    async def _suite(self, candidate: Candidate) -> CheckResult:
         scope = self._config.suite_scope
         suite = probes.suite(self._task, scope.value)
         if suite is None:
