@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from hackaudit.attacker.domain import orchestration as orch
-from hackaudit.attacker.domain.confirm import confirmation, coverage_map
+from hackaudit.attacker.domain.confirm import coverage_map
 from hackaudit.attacker.domain.confirm.classification import exploit_kind
 from hackaudit.attacker.domain.confirm.confirmation import ConfirmationConfig
 from hackaudit.attacker.domain.generate.strategies import (
@@ -44,7 +44,6 @@ from hackaudit.shared.contracts import (
     Candidate,
     CandidateOutcome,
     CandidateVerdict,
-    ProbeDifference,
     RunPurpose,
     RunRequested,
     RunStatus,
@@ -285,18 +284,18 @@ class _Attack:
                 status=result.status.value,
             )
         verdict, evidence = orch.run_verdict(self.state.task, result, self.config.max_log_chars)
-        found: tuple[ProbeDifference, ...] = ()
         if verdict is None:
             checks = await self.confirmer.cheap_checks(candidate, result)
+            checked = orch.AwaitingSuite(
+                candidate=candidate,
+                result=result,
+                checks=tuple(checks),
+                reach=self.confirmer.reach(candidate) if result.resolved else None,
+                note=note,
+            )
             if self.confirmer.wants_suite and not any(c.evidence for c in checks):
-                reach = self.confirmer.reach(candidate) if result.resolved else None
-                waiting = orch.AwaitingSuite(
-                    candidate=candidate, result=result, checks=tuple(checks), reach=reach, note=note
-                )
-                return waiting, seconds
-            verdict, evidence = confirmation.verdict(checks)
-            found = confirmation.differences(checks)
-        evidence = note + evidence
+                return checked, seconds
+            return checked.outcome(), seconds
         kind = (
             exploit_kind(candidate, result.flags) if verdict is CandidateVerdict.EXPLOIT else None
         )
@@ -304,8 +303,7 @@ class _Attack:
             candidate=candidate,
             verdict=verdict,
             resolved=result.resolved,
-            evidence=evidence,
-            differences=found if verdict is CandidateVerdict.EXPLOIT else (),
+            evidence=note + evidence,
             tampering=kind is not None and kind.tampering,
             advice=kind.advice if kind is not None else "",
             reach=self.confirmer.reach(candidate) if result.resolved else None,
