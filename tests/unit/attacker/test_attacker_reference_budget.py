@@ -2,7 +2,8 @@
 own seconds (every run the attack asked for), within its cap, and no run takes the pool past it.
 
 Scripted sandboxes whose runs take time (`TimedSandbox`: a run longer than its timeout times out,
-counted a second past it, as a real run is counted from its container's start)."""
+counted at it, as the sandbox counts it; one test counts it a second past, as a run kept in the
+background a while can be)."""
 
 from __future__ import annotations
 
