@@ -73,7 +73,7 @@ def test_the_budget_says_what_bounds_it(
         (5.5, 1, "grade", 30.0, 1.5, 4.4, True, ""),
         (2.925, 2, "grade", None, None, 1.17, True, ""),
         # nothing left
-        (1.2, 1, "grade", 30.0, None, None, False, "is spent"),
+        (0.3, 1, "grade", 30.0, None, None, False, "is spent"),
     ],
 )
 def test_a_run_gets_what_is_left_or_is_not_sent(

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 # background, a run that fails before its tests).
 RUN_MARGIN_S = 5.0
 MARGIN_SHARE = 0.2
-# A run with less than this left for it is not sent.
-MIN_RUN_S = 1.0
+# A run with less than this left for it is not sent (an example task's tests take a few tenths).
+MIN_RUN_S = 0.25
 # A graded run with no timeout of its own gets this many times gold's graded run, at least
 # `GRADE_FLOOR_S` (a variant of gold takes about gold's time; the sandbox's default is the same).
 GRADE_FACTOR = 3.0
