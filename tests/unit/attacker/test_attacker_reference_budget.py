@@ -231,6 +231,38 @@ async def test_a_run_longer_than_what_is_left_times_out_within_it(tiny) -> None:
     assert any(o.kind == ref.GOLD and o.status is ReferenceStatus.ACCEPTED for o in pool.outcomes)
 
 
+async def test_golds_runs_from_the_audit_are_not_run_again_and_grade_gold_in_any_budget(
+    tiny,
+) -> None:
+    """The audit's sanity step ran gold's graded runs; the request carries them. The attacker
+    sends no run of gold's tests, and the pool grades gold from them even when gold's runs
+    (1,000 s each) cost more than the whole attack: without them gold is left out."""
+
+    def seconds(request: RunRequested) -> float:
+        return 1000.0 if request.purpose is RunPurpose.GOLD else 1.0
+
+    graded = [*tiny.task.fail_to_pass, *tiny.task.pass_to_pass]
+    request = _request(tiny.task)
+    carried = request.model_copy(update={"gold_runs": (passed(graded),) * 2})
+    runs: dict[bool, tuple[AttackCompleted, TimedSandbox]] = {}
+    for given, sent in ((False, request), (True, carried)):
+        sandbox = TimedSandbox([_rules(tiny.task)], seconds)
+        config = AttackConfig(reference_attack_share=0.5)  # less than gold's runs cost
+        runs[given] = (
+            await run_attack(sent, sandbox, None, InMemoryStateStore(RoundState), config),
+            sandbox,
+        )
+    done, sandbox = runs[True]
+    assert not [r for r in sandbox.requests if r.purpose is RunPurpose.GOLD]
+    assert done.reference is not None
+    gold = [o for o in done.reference.outcomes if o.kind == ref.GOLD]
+    assert [o.status for o in gold] == [ReferenceStatus.ACCEPTED]
+    without, _ = runs[False]
+    assert without.reference is not None
+    gold = [o for o in without.reference.outcomes if o.kind == ref.GOLD]
+    assert [o.status for o in gold] == [ReferenceStatus.LEFT_OUT]
+
+
 @pytest.mark.parametrize(("selection", "kind"), [(True, "coverage"), (False, "suite")])
 async def test_the_wider_suite_is_skipped_when_it_cannot_fit(
     tiny, selection: bool, kind: str

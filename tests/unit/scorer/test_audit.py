@@ -72,6 +72,8 @@ def test_sane_task_is_attacked_after_both_reference_runs() -> None:
     state, sent = audit.on_run(state, run(RunPurpose.EMPTY, ok(False)), POLICY)
     assert [type(m) for m in sent] == [AttackRequested]
     assert state.stage is audit.Stage.ATTACK
+    # gold's graded runs go with the request: the attacker does not run them again
+    assert isinstance(sent[0], AttackRequested) and sent[0].gold_runs == (ok(True),) * 3
     # a redelivered run result changes nothing, and sends the same request again: the scorer may
     # have died after saving the step and before sending (the bus drops the copy by its key)
     again, out = audit.on_run(state, run(RunPurpose.EMPTY, ok(False)), POLICY)

@@ -84,6 +84,10 @@ class AttackRequested(Message):
     options: AuditOptions = Field(default_factory=AuditOptions)
     # How long one gold run took: the unit cost of a candidate under a budget in seconds.
     gold_duration_s: float | None = Field(default=None, ge=0)
+    # Gold's graded runs as the audit's sanity step ran them (the request the attacker would send
+    # for them: the task's tests, `options.gold_repeats` times): the attacker does not run them
+    # again. Empty: the attacker runs them when it needs them.
+    gold_runs: tuple[RunResult, ...] = ()
 
 
 class CandidateVerdict(StrEnum):

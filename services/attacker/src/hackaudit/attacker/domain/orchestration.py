@@ -156,6 +156,10 @@ class AwaitingSuite(BaseModel):
         )
 
 
+# The key of gold's graded runs (the task's own tests) in `RoundState.gold_runs`.
+GRADED_GOLD = "gold"
+
+
 class RoundState(BaseModel):
     """Everything an attack has done so far; enough to resume it after a restart."""
 
@@ -169,6 +173,7 @@ class RoundState(BaseModel):
     pending: tuple[Candidate, ...] = ()  # planned for `round`, not graded yet
     outcomes: tuple[CandidateOutcome, ...] = ()
     seen: tuple[str, ...] = ()  # content hashes already planned, gold's included
+    # Gold's runs by what they are (`GRADED_GOLD`, the wider suite's, the probes'), run once.
     gold_runs: dict[str, tuple[RunResult, ...]] = Field(default_factory=dict)
     llm_calls: tuple[LLMCall, ...] = ()
     usage: TokenUsage = Field(default_factory=TokenUsage)
@@ -217,6 +222,7 @@ def new_state(request: AttackRequested) -> RoundState:
         task=request.task,
         options=request.options,
         seen=(gold.content_hash,),
+        gold_runs={GRADED_GOLD: request.gold_runs} if request.gold_runs else {},
         gold_duration_s=request.gold_duration_s,
     )
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from hackaudit.attacker.domain.orchestration import GRADED_GOLD
 from hackaudit.attacker.domain.pool import budget as pool_budget
 from hackaudit.attacker.domain.ports import SandboxPort
 from hackaudit.shared.contracts import (
@@ -25,7 +26,7 @@ from hackaudit.shared.contracts import (
 
 # gold's cached runs by key, and the run kind each is gold's own run of (the expected length of a
 # member's run of that kind).
-_GOLD_KINDS = {"gold": "grade", "probes": "probe"}
+_GOLD_KINDS = {GRADED_GOLD: "grade", "probes": "probe"}
 
 
 class OutOfBudget(Exception):

@@ -45,6 +45,7 @@ from hackaudit.attacker.domain.confirm.confirmation import (
     verdict,
     with_reach,
 )
+from hackaudit.attacker.domain.orchestration import GRADED_GOLD
 from hackaudit.attacker.domain.ports import SandboxPort
 from hackaudit.shared.contracts import (
     Candidate,
@@ -358,7 +359,7 @@ class Confirmer:
 
     async def _graded_gold(self) -> tuple[RunResult, ...]:
         return await self._gold_run(
-            "gold", self._request(self._gold, RunPurpose.GOLD, repeats=self._repeats)
+            GRADED_GOLD, self._request(self._gold, RunPurpose.GOLD, repeats=self._repeats)
         )
 
     async def _gold_suite(

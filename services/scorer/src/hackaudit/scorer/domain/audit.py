@@ -145,6 +145,7 @@ def _attack_request(state: AuditState) -> AttackRequested:
         task=state.task,
         options=state.options,
         gold_duration_s=max(durations) if durations else None,
+        gold_runs=tuple(state.gold or ()),
     )
 
 
