@@ -58,7 +58,10 @@ def run(purpose: RunPurpose, *results: RunResult, flaky: bool = False) -> RunCom
 
 
 def started() -> audit.AuditState:
-    state, out = audit.begin(TaskIngested(correlation_id="c1", task=TASK))
+    queued = audit.begin(TaskIngested(correlation_id="c1", task=TASK))
+    assert queued.stage is audit.Stage.QUEUED
+    state, out = audit.admit(queued)
+    assert state.stage is audit.Stage.SANITY
     assert [m.purpose for m in out if isinstance(m, RunRequested)] == [
         RunPurpose.GOLD,
         RunPurpose.EMPTY,

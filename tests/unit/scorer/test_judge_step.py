@@ -81,7 +81,7 @@ def ok(resolved: bool) -> RunResult:
 
 def attacked(judge: bool = True) -> audit.AuditState:
     ingested = TaskIngested(correlation_id="c1", task=TASK, options=AuditOptions(judge=judge))
-    state, _ = audit.begin(ingested)
+    state, _ = audit.admit(audit.begin(ingested))
     for purpose, result in ((RunPurpose.GOLD, ok(True)), (RunPurpose.EMPTY, ok(False))):
         done = RunCompleted(correlation_id="c1", instance_id=TASK.instance_id, purpose=purpose,
                             request_key=purpose.value, results=(result,))  # fmt: skip

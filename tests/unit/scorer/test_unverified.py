@@ -171,7 +171,7 @@ def ok(resolved: bool) -> RunResult:
 
 def scored(done: AttackCompleted, options: AuditOptions | None = None) -> TaskScored:
     ingested = TaskIngested(correlation_id="c1", task=TASK, options=options or AuditOptions())
-    state, _ = audit.begin(ingested)
+    state, _ = audit.admit(audit.begin(ingested))
     for purpose, resolved in ((RunPurpose.GOLD, True), (RunPurpose.EMPTY, False)):
         run = RunCompleted(
             correlation_id="c1",

@@ -6,6 +6,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from faststream.nats import NatsBroker
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hackaudit.scorer.adapters.store import DuckDBAuditStore
@@ -39,6 +40,10 @@ class ScorerSettings(BaseSettings):
     drop_below: float = ScoringPolicy.drop_below
     exploit_never_keep: bool = ScoringPolicy.exploit_never_keep  # false: thresholds only
     harness_caps: bool = ScoringPolicy.harness_caps  # true: harness exploits cap too
+    # Audits started at most at once before their verdict (0: no limit). The others wait, in the
+    # order they came, so each audit shares the sandbox with a few others and its verdict comes
+    # minutes after its start, instead of every audit's coming at the end of a large batch.
+    audits_in_flight: int = Field(default=4, ge=0)
 
     def store_path(self, bus_settings: BusSettings) -> Path:
         """The results store's file; readers (`hackaudit report`, `status`) use the same."""
@@ -69,7 +74,7 @@ def build(bus_settings: BusSettings, settings: ScorerSettings | None = None) -> 
             if isinstance(message, TaskScored):
                 record_verdict(message.verdict)
 
-        handlers = ScorerHandlers(store, send, settings.policy())
+        handlers = ScorerHandlers(store, send, settings.policy(), settings.audits_in_flight)
         bus.subscribe(
             broker, subjects.SCORER_INGESTED, TaskIngested, handlers.task_ingested, bus_settings
         )

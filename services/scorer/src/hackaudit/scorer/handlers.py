@@ -38,10 +38,14 @@ SUBJECT_OF: dict[type[Message], str] = {
 
 
 class ScorerHandlers:
-    def __init__(self, store: AuditStore, send: Send, policy: ScoringPolicy):
+    """`in_flight`: audits started at most at once before their verdict (0: no limit); the
+    others wait, queued in the order they came, and start as verdicts free places."""
+
+    def __init__(self, store: AuditStore, send: Send, policy: ScoringPolicy, in_flight: int = 0):
         self.store = store
         self.send = send
         self.policy = policy
+        self.in_flight = in_flight
 
     async def _emit(self, messages: list[Message]) -> None:
         for message in messages:
@@ -56,12 +60,26 @@ class ScorerHandlers:
     async def task_ingested(self, msg: TaskIngested) -> None:
         state = self.store.load(msg.correlation_id)
         if state is None:
-            state, out = audit.begin(msg)
+            self.store.save(audit.begin(msg))
+            log.info("audit queued", audit=msg.correlation_id, task=msg.task.instance_id)
+        elif state.stage is audit.Stage.SANITY:
+            await self._emit(audit.reference_runs(state))
+        await self._admit()
+
+    async def _admit(self) -> None:
+        """Start queued audits while there are places. Their runs are sent before the state is
+        saved: a scorer that dies between the two starts the audit again on its next message,
+        and the bus drops the copies of runs already sent."""
+        for cid in self.store.queued(audit.places(self.store.in_flight(), self.in_flight)):
+            queued = self.store.load(cid)
+            if queued is None:
+                continue
+            state, out = audit.admit(queued)
+            if not out:
+                continue
+            await self._emit(out)
             self.store.save(state)
-        else:
-            out = audit.reference_runs(state) if state.stage is audit.Stage.SANITY else []
-        log.info("audit started", audit=msg.correlation_id, task=msg.task.instance_id)
-        await self._emit(out)
+            log.info("audit started", audit=cid, task=state.task.instance_id)
 
     async def run_completed(self, msg: RunCompleted) -> None:
         state, out = repair.after_score(
@@ -69,6 +87,7 @@ class ScorerHandlers:
         )
         self.store.save(state)
         await self._emit(out)
+        await self._admit()
 
     async def attack_completed(self, msg: AttackCompleted) -> None:
         state, out = audit.on_attack(self._state(msg.correlation_id), msg, self.policy)
@@ -109,3 +128,4 @@ class ScorerHandlers:
                 not_verified=len(unverified.caveats()) if unverified is not None else None,
             )
         await self._emit(out)
+        await self._admit()

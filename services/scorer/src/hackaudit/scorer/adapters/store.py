@@ -24,7 +24,7 @@ from typing import Protocol
 
 import duckdb
 
-from hackaudit.scorer.domain.audit import AuditState
+from hackaudit.scorer.domain.audit import IN_FLIGHT, AuditState, Stage
 from hackaudit.shared.contracts import TaskScored
 from hackaudit.shared.errors import HackauditError, TransientError
 
@@ -53,6 +53,13 @@ class AuditStore(Protocol):
     def load(self, correlation_id: str) -> AuditState | None: ...
     def save(self, state: AuditState) -> None: ...
     def scores(self) -> list[TaskScored]: ...
+    def in_flight(self) -> int:
+        """Audits started and not yet given their verdict."""
+        ...
+
+    def queued(self, limit: int | None) -> list[str]:
+        """The correlation ids of up to `limit` (None: all) queued audits, first queued first."""
+        ...
 
 
 class InMemoryAuditStore:
@@ -67,6 +74,13 @@ class InMemoryAuditStore:
 
     def scores(self) -> list[TaskScored]:
         return [s.scored for s in self._states.values() if s.scored is not None]
+
+    def in_flight(self) -> int:
+        return sum(s.stage in IN_FLIGHT for s in self._states.values())
+
+    def queued(self, limit: int | None) -> list[str]:
+        found = [cid for cid, s in self._states.items() if s.stage is Stage.QUEUED]
+        return found if limit is None else found[:limit]
 
 
 SCHEMA = """
@@ -178,6 +192,24 @@ class DuckDBAuditStore:
         with self._lock, self._connect() as db:
             rows = db.execute("SELECT scored FROM scores ORDER BY instance_id").fetchall()
         return [TaskScored.model_validate_json(r[0]) for r in rows]
+
+    def in_flight(self) -> int:
+        with self._lock, self._connect() as db:
+            row = db.execute(
+                "SELECT count(*) FROM audits WHERE list_contains(?, stage)",
+                [sorted(s.value for s in IN_FLIGHT)],
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def queued(self, limit: int | None) -> list[str]:
+        # A queued audit is saved once, when it is ingested: `updated_at` is its place in line.
+        with self._lock, self._connect() as db:
+            rows = db.execute(
+                "SELECT correlation_id FROM audits WHERE stage = ?"
+                " ORDER BY updated_at, correlation_id LIMIT ?",
+                [Stage.QUEUED.value, limit],
+            ).fetchall()
+        return [str(r[0]) for r in rows]
 
     def close(self) -> None:
         """Nothing stays open between operations; kept so a service can close any store."""

@@ -49,6 +49,7 @@ REQUESTER = "scorer"
 
 
 class Stage(StrEnum):
+    QUEUED = "queued"  # ingested; waits for a place among the audits in flight
     SANITY = "sanity"
     ATTACK = "attack"
     JUDGE = "judge"  # the attack is in (kept in `attack`); waiting for the judge's answer
@@ -76,14 +77,33 @@ class AuditState(BaseModel):
     previous_verdict: str = ""
 
 
-def begin(msg: TaskIngested) -> tuple[AuditState, list[Message]]:
-    state = AuditState(
+# Audits between admission and their verdict: each holds sandbox runs or an attack.
+IN_FLIGHT = frozenset({Stage.SANITY, Stage.ATTACK, Stage.JUDGE})
+
+
+def begin(msg: TaskIngested) -> AuditState:
+    """A new audit, queued: `admit` starts it when there is a place for it."""
+    return AuditState(
         correlation_id=msg.correlation_id,
         task=msg.task,
         options=msg.options,
+        stage=Stage.QUEUED,
         repaired_from=msg.repaired_from,
         previous_verdict=msg.previous_verdict,
     )
+
+
+def places(in_flight: int, limit: int) -> int | None:
+    """How many queued audits may start with `in_flight` audits before their verdict, at most
+    `limit` at once (0: no limit, None: every queued audit)."""
+    return None if limit <= 0 else max(0, limit - in_flight)
+
+
+def admit(state: AuditState) -> tuple[AuditState, list[Message]]:
+    """A queued audit started: its sanity runs (gold's, the empty patch's) are asked for."""
+    if state.stage is not Stage.QUEUED:
+        return state, []
+    state = state.model_copy(update={"stage": Stage.SANITY})
     return state, reference_runs(state)
 
 
