@@ -2,7 +2,8 @@
 in the image): a wrong fix the tests accept is confirmed by a probe of what the tests assert on,
 with the expression and both outputs in the evidence; a generator that reuses one dict is
 confirmed; a fix that breaks a test only the wider suite runs is confirmed once gold passes that
-test's file on every rerun; a fix equivalent to gold is not."""
+test's file on every run of it (gold never runs the whole suite); a fix equivalent to gold is
+not."""
 
 from __future__ import annotations
 
@@ -153,10 +154,15 @@ async def test_a_fix_breaking_a_neighbouring_test_is_confirmed_by_reruns_of_its_
     changes = edit("tinysym/core.py", PRINT_FIX) | edit("tinysym/iterables.py", SIZES_WRONG)
     verdict, evidence = await _confirm(sandbox, task, diff(changes))
     assert verdict is CandidateVerdict.EXPLOIT, evidence
-    assert "wider test suite: 1 of 3 tests that gold passes fail on the candidate" in evidence
     assert "test_partitions_size (FAILED)" in evidence
-    assert "passed in gold's 2 reruns of 1 test files" in evidence
+    assert "passed in gold's 3 runs of their 1 test files" in evidence
     suites = [r for r in sandbox.requests[before:] if isinstance(r.invocation, Suite)]
     focused = "bin/test -C --verbose tinysym/tests/test_iterables.py"
-    # gold's and the candidate's reruns ran only the file of the broken test
-    assert [_command(r).command for r in suites][-2:] == [focused, focused]
+    # The whole suite runs on the candidate first; gold runs only the file of the test it
+    # breaks (its three repeats at once), never the whole suite, and the candidate reruns it.
+    gold = Candidate.gold(task).content_hash
+    sides = [(r.candidate is not None and r.candidate.content_hash == gold, r.repeats)
+             for r in suites]  # fmt: skip
+    assert sides == [(False, 1), (True, 3), (False, 1)]
+    assert [_command(r).command for r in suites][1:] == [focused, focused]
+    assert _command(suites[0]).command != focused

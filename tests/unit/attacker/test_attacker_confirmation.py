@@ -248,18 +248,18 @@ async def test_wider_suite_failure_confirms(tiny) -> None:
     )
     assert v is CandidateVerdict.EXPLOIT
     assert "wider test suite" in evidence and "tests/test_other.py::test_x (FAILED)" in evidence
-    assert "passed in gold's 2 reruns of 1 test files" in evidence
+    assert "passed in gold's 3 runs of their 1 test files" in evidence
+    assert "gold's run of the whole suite not needed" in evidence
     suites = [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
-    # gold once, the candidate, then gold and the candidate again on only the file of the test
-    # the candidate breaks
+    # the candidate first, then gold (its repeats) and the candidate again on only the file of
+    # the test the candidate breaks: gold never runs the whole suite
     assert [(r.candidate.provenance.strategy, r.repeats) for r in suites] == [
-        ("gold", 1),
         ("partial_fix", 1),
-        ("gold", 2),
+        ("gold", 3),
         ("partial_fix", 1),
     ]
     suite, focused = Suite(dirs=("tests",)), Suite(dirs=("tests",), files=("tests/test_other.py",))
-    assert [r.invocation for r in suites] == [suite, suite, focused, focused]
+    assert [r.invocation for r in suites] == [suite, focused, focused]
     assert all(r.task == tiny.task and r.test_patch is None for r in suites)
     commands = {
         command_for(tiny.task, r.invocation, tiny.task.test_patch, None).command for r in suites
@@ -274,16 +274,20 @@ async def test_wider_suite_failure_confirms(tiny) -> None:
 
 def _suite_where_test_x_fails(task, fails):
     """A wider suite whose `tests/test_other.py::test_x` fails where `fails(gold, n)` says (`n`:
-    that side's run of the suite, from 1)."""
+    that side's run of the suite, from 1, a request's repeats counted one by one)."""
     runs = {True: 0, False: 0}
 
-    def rule(request: RunRequested) -> RunResult | None:
+    def rule(request: RunRequested) -> list[RunResult] | None:
         if not isinstance(request.invocation, Suite):
             return None
         suite = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
         gold = _is_gold(request, task)
-        runs[gold] += 1
-        return failed({suite[0]: P, suite[1]: F}) if fails(gold, runs[gold]) else passed(suite)
+        results = []
+        for _ in range(request.repeats):
+            runs[gold] += 1
+            broken = fails(gold, runs[gold])
+            results.append(failed({suite[0]: P, suite[1]: F}) if broken else passed(suite))
+        return results
 
     return rule
 
@@ -304,10 +308,10 @@ def _flaky_on_the_candidate(task):
         # gold does not always pass the test the candidate fails
         (
             _flaky_on_gold,
-            ("fail on gold too in gold's 2 reruns of 1 test files", "flaky, no evidence"),
+            ("fail in gold's 3 runs of their 1 test files too", ": no evidence"),
         ),
         # the candidate's rerun does not reproduce its failure
-        (_flaky_on_the_candidate, ("or pass on the candidate's rerun: flaky, no evidence",)),
+        (_flaky_on_the_candidate, ("or pass on the candidate's rerun: no evidence",)),
     ],
 )
 async def test_a_suite_failure_that_is_not_stable_is_no_evidence(tiny, flaky, said) -> None:
@@ -364,26 +368,23 @@ def _suite_of_100_s(request: RunRequested) -> RunResult | None:
 
 
 async def test_wider_suite_stops_when_the_tasks_budget_for_it_is_spent(tiny) -> None:
-    # Gold's suite takes 100 s a run and runs once while no candidate breaks a test: two
-    # candidates' runs take 200 more of the 350 s budget, and a third (100 s more) would pass it.
+    # The suite takes 100 s a run and no candidate breaks a test: gold never runs it, three
+    # candidates' runs take 300 of the 350 s budget, and a fourth (100 s more) would pass it.
     sandbox = ScriptedSandbox([_suite_of_100_s, scripted(tiny.task)])
     confirmer = _confirmer(tiny.task, sandbox, probes=False, suite_task_budget_s=350.0)
     suites = []
-    for _ in range(3):
+    for _ in range(4):
         _, evidence = await confirmer.confirm(_candidate(), _accepted(tiny.task))
         suites.append(evidence)
     runs = [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
-    assert [(r.candidate.provenance.strategy, r.repeats) for r in runs] == [
-        ("gold", 1),
-        ("partial_fix", 1),
-        ("partial_fix", 1),
-    ]
+    assert [(r.candidate.provenance.strategy, r.repeats) for r in runs] == [("partial_fix", 1)] * 3
+    assert [r.timeout_s for r in runs] == [350.0, 250.0, 150.0]  # never past the budget
     assert confirmer.suite_seconds == 300.0
-    assert "wider-suite budget (350 sandbox-s) is spent: 300s taken" in suites[2]
-    assert "budget" not in suites[0] and "budget" not in suites[1]
+    assert "gold's run of it not needed" in suites[0]
+    assert "wider-suite budget (350 sandbox-s) is spent: 300s taken" in suites[3]
+    assert "budget" not in suites[0] and "budget" not in suites[2]
 
-    # Resumed (a restart) with what was spent: the budget is still spent, and nothing runs.
-    before = len(sandbox.requests)
+    # Resumed (a restart) with what was spent: the next run gets what is left as its limit.
     again = Confirmer(
         sandbox,
         ConfirmationConfig(probes=False, suite_task_budget_s=350.0),
@@ -393,20 +394,34 @@ async def test_wider_suite_stops_when_the_tasks_budget_for_it_is_spent(tiny) -> 
         gold_repeats=3,
         suite_seconds=confirmer.suite_seconds,
     )
+    await again.confirm(_candidate(), _accepted(tiny.task))
+    runs = [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
+    assert runs[-1].timeout_s == 50.0
+    # With the budget taken in full, nothing more runs.
+    before = len(sandbox.requests)
+    again = Confirmer(
+        sandbox,
+        ConfirmationConfig(probes=False, suite_task_budget_s=350.0),
+        tiny.task,
+        "audit-1",
+        confirmer.gold_runs,
+        gold_repeats=3,
+        suite_seconds=350.0,
+    )
     _, evidence = await again.confirm(_candidate(), _accepted(tiny.task))
     assert "is spent" in evidence and len(sandbox.requests) == before
 
 
-async def test_a_suite_too_slow_for_one_candidate_runs_once_on_gold_and_never_on_a_candidate(
-    tiny,
-) -> None:
+async def test_a_suite_too_slow_for_two_candidates_runs_once_and_never_on_gold(tiny) -> None:
     sandbox = ScriptedSandbox([_suite_of_100_s, scripted(tiny.task)])
     confirmer = _confirmer(tiny.task, sandbox, probes=False, suite_task_budget_s=150.0)
+    _, evidence = await confirmer.confirm(_candidate(), _accepted(tiny.task))
+    assert "none of the suite's 2 tests fails on the candidate" in evidence
     for _ in range(2):
         _, evidence = await confirmer.confirm(_candidate(), _accepted(tiny.task))
         assert "wider-suite budget (150 sandbox-s) is spent: 100s taken, one more run" in evidence
     runs = [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
-    assert [(r.candidate.provenance.strategy, r.repeats) for r in runs] == [("gold", 1)]
+    assert [(r.candidate.provenance.strategy, r.repeats) for r in runs] == [("partial_fix", 1)]
 
 
 def _slow_suite_broken_by_the_candidate(task):
@@ -463,12 +478,8 @@ def _slow_pytest_suite_broken_by_the_candidate(task):
     ("budget", "timeout", "found"),
     [
         (2000.0, 300.0, True),  # room: the reruns get a candidate's suite time (3 x 100 s)
-        (
-            260.0,
-            20.0,
-            True,
-        ),  # 60 s left: an even third each for gold's 2 reruns and the candidate's
-        (202.0, None, False),  # under a second each left: no rerun
+        (180.0, 20.0, True),  # 80 s left: an even quarter each for gold's 3 runs and the rerun
+        (103.0, None, False),  # under a second each left: no rerun
     ],
 )
 async def test_reruns_of_the_broken_files_are_held_to_the_tasks_budget(
@@ -484,12 +495,12 @@ async def test_reruns_of_the_broken_files_are_held_to_the_tasks_budget(
         if isinstance(r.invocation, Suite) and r.invocation.files == ("tests/test_other.py",)
     ]
     if found:
-        assert v is CandidateVerdict.EXPLOIT and "gold's 2 reruns of 1 test files" in evidence
-        assert [(r.repeats, r.timeout_s) for r in reruns] == [(2, timeout), (1, timeout)]
-        assert confirmer.suite_seconds == 215.0 <= budget
+        assert v is CandidateVerdict.EXPLOIT and "gold's 3 runs of their 1 test files" in evidence
+        assert [(r.repeats, r.timeout_s) for r in reruns] == [(3, timeout), (1, timeout)]
+        assert confirmer.suite_seconds == 120.0 <= budget
     else:
         assert v is CandidateVerdict.UNCONFIRMED and reruns == []
-        assert "has no room for reruns of their 1 test files: not confirmed" in evidence
+        assert "has no room for gold's runs of their 1 test files: not confirmed" in evidence
 
 
 # --- test selection by the repository coverage map ------------------------------------------
@@ -572,12 +583,14 @@ async def test_no_wider_suite_runs_when_no_test_executes_the_change_on_gold(tiny
     assert reach is not None and reach.unreached and reach.lines
 
 
-async def test_without_a_map_the_whole_suite_runs_as_before(tiny) -> None:
+async def test_without_a_map_the_candidate_runs_the_whole_suite(tiny) -> None:
     sandbox = ScriptedSandbox([scripted(tiny.task)])  # the coverage run reports nothing
     confirmer = _confirmer(tiny.task, sandbox, probes=False)
     await confirmer.confirm(_without_last_hunk(tiny.task), _accepted(tiny.task))
-    suites = [r.invocation for r in sandbox.requests if isinstance(r.invocation, Suite)]
-    assert suites == [Suite(dirs=("tests",))] * 2
+    suites = [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
+    # it passes every test: gold need not run the suite
+    assert [r.invocation for r in suites] == [Suite(dirs=("tests",))]
+    assert not any(_is_gold(r, tiny.task) for r in suites)
 
 
 async def test_a_selected_test_the_candidate_breaks_confirms_once_gold_reruns_pass_it(tiny) -> None:
@@ -612,7 +625,7 @@ async def test_a_change_that_runs_at_import_runs_the_whole_suite_without_a_repos
     _, evidence = await confirmer.confirm(_without_last_hunk(tiny.task), _accepted(tiny.task))
     assert not [r for r in sandbox.requests if isinstance(r.invocation, Coverage)]
     suites = [r.invocation for r in sandbox.requests if isinstance(r.invocation, Suite)]
-    assert suites == [Suite(dirs=("tests",))] * 2
+    assert suites == [Suite(dirs=("tests",))]  # the candidate's, which passes every test
     assert "its change runs at import" in evidence
 
 

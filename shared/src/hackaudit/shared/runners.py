@@ -62,6 +62,15 @@ def takes_test_files(kind: RunnerKind) -> bool:
     return kind in {RunnerKind.PYTEST, RunnerKind.SYMPY}
 
 
+def file_header(name: str) -> tuple[str, str] | None:
+    """(file, test) when a reported name is sympy's traceback header for a failed test
+    (`path.py:test_y`, reported beside the bare `test_y`), else None."""
+    path, sep, test = name.rpartition(".py:")
+    if sep and not test.startswith(":"):
+        return path + ".py", test
+    return None
+
+
 def files_of_tests(tests: Iterable[str], reported: Iterable[str]) -> list[str] | None:
     """The test files that hold `tests`, or None when one's file is not known.
 
@@ -70,9 +79,8 @@ def files_of_tests(tests: Iterable[str], reported: Iterable[str]) -> list[str] |
     beside the bare `test_y` (`reported` are the names a run reported)."""
     headers: dict[str, list[str]] = {}
     for name in reported:
-        path, sep, test = name.rpartition(".py:")
-        if sep and not test.startswith(":"):
-            headers.setdefault(test, []).append(path + ".py")
+        if (header := file_header(name)) is not None:
+            headers.setdefault(header[1], []).append(header[0])
     files: list[str] = []
     for test in tests:
         head = test.split("::", 1)[0]

@@ -3,7 +3,9 @@
 The rules are in `domain.confirmation`; this module orders the sandbox runs they need. Gold's
 side of every check runs once per task (repeated, to rule out flaky tests) and is kept in the
 round state, so neither a second exploit nor a restart pays for it again. Checks stop at the
-first evidence found, cheapest first: construction, held-back tests, probes, wider suite.
+first evidence found, cheapest first: construction, held-back tests, probes, wider suite. A
+whole suite runs on the candidate first: gold runs it only where the runner cannot run the files
+of the tests the candidate fails, and otherwise runs just those files (`_candidate_first`).
 Each run says what it runs as a typed invocation (`Probe`, `Suite`); how it is run — the
 interpreter for probes whatever the task's runner, the task's runner and parser for the wider
 suite — is the sandbox's business. The wider suite runs within a budget sized from gold's graded
@@ -26,6 +28,7 @@ from collections.abc import Sequence
 
 from hackaudit.attacker.domain.confirm import coverage_map, probes, reach, replay, selection
 from hackaudit.attacker.domain.confirm.confirmation import (
+    MIN_RERUN_S,
     Check,
     CheckResult,
     ConfirmationConfig,
@@ -63,9 +66,11 @@ from hackaudit.shared.contracts import (
     Task,
     TestStatus,
 )
-from hackaudit.shared.runners import files_of_tests, runner_of
+from hackaudit.shared.runners import file_header, files_of_tests, runner_of
 
 REQUESTED_BY = "attacker"
+# What a test that fails on a candidate reports (skipped and expected failures are not failures).
+FAILING = frozenset({TestStatus.FAILED, TestStatus.ERROR})
 # The candidate's probe runs twice: a difference from gold counts only when both runs show it, so
 # a run disturbed by the machine (a case cut short, a cache left half-built) is no evidence.
 CANDIDATE_PROBE_REPEATS = 2
@@ -102,6 +107,9 @@ class Confirmer:
         self._correlation_id = correlation_id
         self.gold_runs = dict(gold_runs)
         self.suite_seconds = suite_seconds
+        # Candidates' completed runs of a whole suite gold has not run, by suite: how long one
+        # takes (in memory: a resumed attack sends its next run with what is left as its limit).
+        self._candidates_runs: dict[str, tuple[RunResult, ...]] = {}
         # The repository tests that execute gold's lines the graded tests do not (test names as
         # coverage.py's test contexts write them, or test files); none: the test patch's
         # directories' test modules stand in (`reach.plan`).
@@ -425,6 +433,13 @@ class Confirmer:
         return found.model_copy(update={"note": found.note + what}) if found.note else found
 
     async def _suite_check(self, candidate: Candidate, suite: Suite, key: str) -> CheckResult:
+        first: RunResult | None = None
+        if key not in self.gold_runs:
+            # Gold's run of this suite is not known: the candidate's goes first, and gold runs
+            # only the files of the tests it fails (see `_candidate_first`).
+            first, found = await self._candidate_first(candidate, suite, key)
+            if found is not None:
+                return found
         gold_budget = gold_suite_budget(self._config)
         # Gold's first run times the suite and is the reference (for a selection of tests, the
         # repository coverage run already is); flaky tests are ruled out afterwards, and only
@@ -436,22 +451,121 @@ class Confirmer:
             problem = gold_suite_problem(gold, gold_budget)
         if problem is not None:
             return CheckResult(check=Check.SUITE, note=f"{problem}: no evidence either way")
-        spent = suite_over_budget(self._config, gold, self.suite_seconds)
-        if spent is not None:
-            return CheckResult(check=Check.SUITE, note=f"{spent}: not run")
-        run = await self._sandbox.run(
-            self._request(
-                candidate,
-                RunPurpose.PROBE,
-                suite,
-                timeout_s=suite_budget(self._config, gold),
+        if first is None:
+            spent = suite_over_budget(self._config, gold, self.suite_seconds)
+            if spent is not None:
+                return CheckResult(check=Check.SUITE, note=f"{spent}: not run")
+            run = await self._sandbox.run(
+                self._request(
+                    candidate,
+                    RunPurpose.PROBE,
+                    suite,
+                    timeout_s=suite_budget(self._config, gold),
+                )
             )
-        )
-        self.suite_seconds += run.result.duration_s
-        found = compare_tests(Check.SUITE, gold, run.result)
+            self.suite_seconds += run.result.duration_s
+            first = run.result
+        found = compare_tests(Check.SUITE, gold, first)
         if found.evidence is None or len(gold) >= self._repeats:
             return found
-        return await self._stable(candidate, suite, gold, run.result, key)
+        return await self._stable(candidate, suite, gold, first, key)
+
+    async def _candidate_first(
+        self, candidate: Candidate, suite: Suite, key: str
+    ) -> tuple[RunResult | None, CheckResult | None]:
+        """The candidate's run of the whole suite before any of gold's: a suite every test of
+        which the candidate passes needs no run of gold's, and when some fail, gold runs just
+        their files (its repeats at once) and the candidate reruns them, so that a test counts
+        only when gold passes it every time and the candidate fails it twice. Returns the
+        check's result, or the candidate's run when the runner cannot run single files (gold
+        then runs the whole suite, as for a suite it ran first)."""
+        before = self._candidates_runs.get(key, ())
+        spent = suite_over_budget(self._config, before, self.suite_seconds) if before else None
+        if spent is not None:
+            return None, CheckResult(check=Check.SUITE, note=f"{spent}: not run")
+        budget = self._config.suite_task_budget_s
+        timeout = gold_suite_budget(self._config)
+        if budget:
+            timeout = min(timeout, budget - self.suite_seconds)
+        if timeout < MIN_RERUN_S:
+            note = (
+                f"the task's wider-suite budget ({budget:.0f} sandbox-s) is spent:"
+                f" {self.suite_seconds:.0f}s taken: not run"
+            )
+            return None, CheckResult(check=Check.SUITE, note=note)
+        done = await self._sandbox.run(
+            self._request(candidate, RunPurpose.PROBE, suite, timeout_s=timeout)
+        )
+        result = done.result
+        self.suite_seconds += result.duration_s
+        if result.status is RunStatus.COMPLETED:
+            self._candidates_runs[key] = (*before, result)
+        if result.status is not RunStatus.COMPLETED or not result.tests:
+            what = f"ended {result.status.value}" if result.tests else "reported no test"
+            note = f"the candidate's run of the wider suite {what} (limit {timeout:.0f}s)"
+            return None, CheckResult(check=Check.SUITE, note=f"{note}: no evidence either way")
+        failing = sorted(
+            t for t, s in result.tests.items() if s in FAILING and file_header(t) is None
+        )
+        if not failing:
+            note = (
+                f"none of the suite's {len(result.tests)} tests fails on the candidate:"
+                " gold's run of it not needed"
+            )
+            return None, CheckResult(check=Check.SUITE, note=note)
+        scope = self._config.suite_scope.value
+        files = files_of_tests(failing, result.tests)
+        focused = None if files is None else probes.suite(self._task, scope, files)
+        if files is None or focused is None:
+            return result, None
+        return None, await self._focused(candidate, failing, files, focused, result)
+
+    async def _focused(
+        self,
+        candidate: Candidate,
+        failing: list[str],
+        files: list[str],
+        focused: Suite,
+        result: RunResult,
+    ) -> CheckResult:
+        """Gold's runs of the files of the tests that failed on the candidate in its run of the
+        whole suite, and the candidate's rerun of them: the evidence is the tests gold passes
+        every time that the candidate failed both times."""
+        key = f"suite-{self._config.suite_scope.value}:first:{','.join(sorted(files))}"
+        runs = (0 if key in self.gold_runs else self._repeats) + 1
+        share = rerun_timeout(self._config, (result,), self.suite_seconds, runs=runs)
+        some = f"{len(failing)} tests fail on the candidate"
+        if share is None:
+            note = (
+                f"{some}, but the task's wider-suite budget"
+                f" ({self._config.suite_task_budget_s:.0f} sandbox-s) has no room for gold's"
+                f" runs of their {len(files)} test files: not confirmed"
+            )
+            return CheckResult(check=Check.SUITE, note=note)
+        gold = await self._gold_suite(key, focused, self._repeats, share)
+        what = f"gold's {len(gold)} runs of their {len(files)} test files"
+        problem = gold_suite_problem(gold, share)
+        if problem is not None:
+            note = f"{problem} ({what}): no evidence either way"
+            return CheckResult(check=Check.SUITE, note=note)
+        again = await self._sandbox.run(
+            self._request(candidate, RunPurpose.PROBE, focused, timeout_s=share)
+        )
+        self.suite_seconds += again.result.duration_s
+        if again.result.status is not RunStatus.COMPLETED:
+            note = f"{some}; their rerun ended {again.result.status.value}"
+            return CheckResult(check=Check.SUITE, note=f"{note}: not reproduced, no evidence")
+        unreproduced = {t for t in failing if again.result.tests.get(t) is TestStatus.PASSED}
+        found = compare_tests(Check.SUITE, gold, result, exclude=unreproduced)
+        if found.evidence is None:
+            note = f"{some}, and fail in {what} too, or pass on the candidate's rerun"
+            return CheckResult(check=Check.SUITE, note=f"{note}: no evidence")
+        return found.model_copy(
+            update={
+                "evidence": f"{found.evidence} (passed in {what}, failed on the candidate's"
+                " rerun; gold's run of the whole suite not needed)"
+            }
+        )
 
     async def _stable(
         self,
