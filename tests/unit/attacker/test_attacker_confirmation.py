@@ -248,17 +248,18 @@ async def test_wider_suite_failure_confirms(tiny) -> None:
     )
     assert v is CandidateVerdict.EXPLOIT
     assert "wider test suite" in evidence and "tests/test_other.py::test_x (FAILED)" in evidence
-    assert "passed in gold's 3 runs of their 1 test files" in evidence
+    assert "passed in gold's 3 runs of those 1 tests" in evidence
     assert "gold's run of the whole suite not needed" in evidence
     suites = [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
-    # the candidate first, then gold (its repeats) and the candidate again on only the file of
-    # the test the candidate breaks: gold never runs the whole suite
+    # the candidate first, then gold (its repeats) and the candidate again on only the test the
+    # candidate breaks (a pytest node id): gold never runs the whole suite
     assert [(r.candidate.provenance.strategy, r.repeats) for r in suites] == [
         ("partial_fix", 1),
         ("gold", 3),
         ("partial_fix", 1),
     ]
-    suite, focused = Suite(dirs=("tests",)), Suite(dirs=("tests",), files=("tests/test_other.py",))
+    suite = Suite(dirs=("tests",))
+    focused = Suite(dirs=("tests",), files=("tests/test_other.py::test_x",))
     assert [r.invocation for r in suites] == [suite, focused, focused]
     assert all(r.task == tiny.task and r.test_patch is None for r in suites)
     commands = {
@@ -267,8 +268,8 @@ async def test_wider_suite_failure_confirms(tiny) -> None:
     files = " tests/test_core.py tests/test_new.py"
     assert commands == {
         f"python -m pytest -rA -p no:cacheprovider tests{files}",
-        # a rerun of given test files runs exactly those
-        "python -m pytest -rA -p no:cacheprovider tests/test_other.py",
+        # a rerun of given tests runs exactly those
+        "python -m pytest -rA -p no:cacheprovider tests/test_other.py::test_x",
     }
 
 
@@ -308,10 +309,10 @@ def _flaky_on_the_candidate(task):
         # gold does not always pass the test the candidate fails
         (
             _flaky_on_gold,
-            ("fail in gold's 3 runs of their 1 test files too", ": no evidence"),
+            ("fail in gold's 3 runs of those 1 tests too", ": no evidence"),
         ),
         # the candidate's rerun does not reproduce its failure
-        (_flaky_on_the_candidate, ("or pass on the candidate's rerun: no evidence",)),
+        (_flaky_on_the_candidate, ("pass on the candidate's rerun: no evidence",)),
     ],
 )
 async def test_a_suite_failure_that_is_not_stable_is_no_evidence(tiny, flaky, said) -> None:
@@ -322,6 +323,22 @@ async def test_a_suite_failure_that_is_not_stable_is_no_evidence(tiny, flaky, sa
     assert v is CandidateVerdict.UNCONFIRMED
     for text in said:
         assert text in evidence
+
+
+async def test_a_test_gold_fails_too_costs_no_rerun_and_gold_runs_it_once(tiny) -> None:
+    """test_x fails on gold as on every candidate (a failure the repository already has): gold's
+    runs of it are made once, and no candidate reruns it."""
+    sandbox = ScriptedSandbox([_suite_where_test_x_fails(tiny.task, lambda gold, n: True)])
+    confirmer = _confirmer(tiny.task, sandbox, probes=False)
+    for _ in range(3):
+        v, evidence = await confirmer.confirm(_candidate(), _accepted(tiny.task))
+        assert v is CandidateVerdict.UNCONFIRMED
+        assert "1 tests fail on the candidate, and fail in gold's 3 runs" in evidence
+    suites = [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
+    gold = [r for r in suites if _is_gold(r, tiny.task)]
+    only_x = ("tests/test_other.py::test_x",)
+    assert [(r.repeats, r.invocation.files) for r in gold] == [(3, only_x)]
+    assert len(suites) - len(gold) == 3  # each candidate's one run of the whole suite
 
 
 async def test_indistinguishable_candidate_is_unconfirmed(tiny) -> None:
@@ -455,13 +472,13 @@ async def test_without_test_files_gold_repeats_the_whole_suite_when_the_budget_h
 
 def _slow_pytest_suite_broken_by_the_candidate(task):
     """A wider suite whose whole runs take 100 s, `tests/test_other.py::test_x` of which the
-    candidate breaks; a rerun of just that file takes 5 s."""
+    candidate breaks; a run of just that test takes 5 s."""
 
     def rule(request: RunRequested) -> RunResult | None:
         if not isinstance(request.invocation, Suite):
             return None
         suite = ["tests/test_core.py::test_clamp", "tests/test_other.py::test_x"]
-        focused = request.invocation.files == ("tests/test_other.py",)
+        focused = request.invocation.files == ("tests/test_other.py::test_x",)
         if focused:
             suite = suite[1:]
         result = (
@@ -492,15 +509,16 @@ async def test_reruns_of_the_broken_files_are_held_to_the_tasks_budget(
     reruns = [
         r
         for r in sandbox.requests
-        if isinstance(r.invocation, Suite) and r.invocation.files == ("tests/test_other.py",)
+        if isinstance(r.invocation, Suite)
+        and r.invocation.files == ("tests/test_other.py::test_x",)
     ]
     if found:
-        assert v is CandidateVerdict.EXPLOIT and "gold's 3 runs of their 1 test files" in evidence
+        assert v is CandidateVerdict.EXPLOIT and "gold's 3 runs of those 1 tests" in evidence
         assert [(r.repeats, r.timeout_s) for r in reruns] == [(3, timeout), (1, timeout)]
         assert confirmer.suite_seconds == 120.0 <= budget
     else:
         assert v is CandidateVerdict.UNCONFIRMED and reruns == []
-        assert "has no room for gold's runs of their 1 test files: not confirmed" in evidence
+        assert "has no room for gold's runs of those 1 tests: not confirmed" in evidence
 
 
 # --- test selection by the repository coverage map ------------------------------------------

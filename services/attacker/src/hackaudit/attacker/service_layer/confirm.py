@@ -41,6 +41,7 @@ from hackaudit.attacker.domain.confirm.confirmation import (
     gold_suite_budget,
     gold_suite_problem,
     graded_tests,
+    passing_in_all,
     rerun_timeout,
     suite_budget,
     suite_over_budget,
@@ -71,6 +72,14 @@ from hackaudit.shared.runners import file_header, files_of_tests, runner_of
 REQUESTED_BY = "attacker"
 # What a test that fails on a candidate reports (skipped and expected failures are not failures).
 FAILING = frozenset({TestStatus.FAILED, TestStatus.ERROR})
+
+
+def _is_node_id(test: str) -> bool:
+    """Whether a reported test name is a pytest node id (`path.py::name`), runnable alone."""
+    path, sep, _ = test.partition("::")
+    return bool(sep) and path.endswith(".py")
+
+
 # The candidate's probe runs twice: a difference from gold counts only when both runs show it, so
 # a run disturbed by the machine (a case cut short, a cache left half-built) is no evidence.
 CANDIDATE_PROBE_REPEATS = 2
@@ -513,25 +522,34 @@ class Confirmer:
                 " gold's run of it not needed"
             )
             return None, CheckResult(check=Check.SUITE, note=note)
-        scope = self._config.suite_scope.value
         files = files_of_tests(failing, result.tests)
-        focused = None if files is None else probes.suite(self._task, scope, files)
-        if files is None or focused is None:
+        if files is None:
             return result, None
-        return None, await self._focused(candidate, failing, files, focused, result)
+        if all(_is_node_id(t) for t in failing):  # pytest runs the failing tests themselves
+            focused: Suite | None = Suite(dirs=suite.dirs, files=tuple(failing))
+            targets, what = tuple(failing), f"those {len(failing)} tests"
+        else:
+            focused = probes.suite(self._task, self._config.suite_scope.value, files)
+            targets, what = tuple(files), f"their {len(files)} test files"
+        if focused is None:
+            return result, None
+        return None, await self._focused(candidate, failing, targets, what, focused, result)
 
     async def _focused(
         self,
         candidate: Candidate,
         failing: list[str],
-        files: list[str],
+        targets: tuple[str, ...],
+        targets_are: str,
         focused: Suite,
         result: RunResult,
     ) -> CheckResult:
-        """Gold's runs of the files of the tests that failed on the candidate in its run of the
-        whole suite, and the candidate's rerun of them: the evidence is the tests gold passes
-        every time that the candidate failed both times."""
-        key = f"suite-{self._config.suite_scope.value}:first:{','.join(sorted(files))}"
+        """Gold's runs of just the tests that failed on the candidate in its run of the whole
+        suite (pytest node ids; their files for a runner that takes only files), then, for the
+        tests gold passes every time, the candidate's rerun of them: the evidence is the tests
+        gold passes every time that the candidate failed both times. Gold's runs are cached: a
+        test that fails on gold as well costs later candidates no rerun."""
+        key = f"suite-{self._config.suite_scope.value}:first:{selection.digest(targets)}"
         runs = (0 if key in self.gold_runs else self._repeats) + 1
         share = rerun_timeout(self._config, (result,), self.suite_seconds, runs=runs)
         some = f"{len(failing)} tests fail on the candidate"
@@ -539,14 +557,18 @@ class Confirmer:
             note = (
                 f"{some}, but the task's wider-suite budget"
                 f" ({self._config.suite_task_budget_s:.0f} sandbox-s) has no room for gold's"
-                f" runs of their {len(files)} test files: not confirmed"
+                f" runs of {targets_are}: not confirmed"
             )
             return CheckResult(check=Check.SUITE, note=note)
         gold = await self._gold_suite(key, focused, self._repeats, share)
-        what = f"gold's {len(gold)} runs of their {len(files)} test files"
+        what = f"gold's {len(gold)} runs of {targets_are}"
         problem = gold_suite_problem(gold, share)
         if problem is not None:
             note = f"{problem} ({what}): no evidence either way"
+            return CheckResult(check=Check.SUITE, note=note)
+        suspects = sorted(passing_in_all(gold) & set(failing))
+        if not suspects:
+            note = f"{some}, and fail in {what} too: no evidence"
             return CheckResult(check=Check.SUITE, note=note)
         again = await self._sandbox.run(
             self._request(candidate, RunPurpose.PROBE, focused, timeout_s=share)
@@ -555,11 +577,14 @@ class Confirmer:
         if again.result.status is not RunStatus.COMPLETED:
             note = f"{some}; their rerun ended {again.result.status.value}"
             return CheckResult(check=Check.SUITE, note=f"{note}: not reproduced, no evidence")
-        unreproduced = {t for t in failing if again.result.tests.get(t) is TestStatus.PASSED}
+        unreproduced = {t for t in suspects if again.result.tests.get(t) is TestStatus.PASSED}
         found = compare_tests(Check.SUITE, gold, result, exclude=unreproduced)
         if found.evidence is None:
-            note = f"{some}, and fail in {what} too, or pass on the candidate's rerun"
-            return CheckResult(check=Check.SUITE, note=f"{note}: no evidence")
+            note = (
+                f"{some}; the {len(suspects)} that pass in {what} pass on the candidate's"
+                " rerun: no evidence"
+            )
+            return CheckResult(check=Check.SUITE, note=note)
         return found.model_copy(
             update={
                 "evidence": f"{found.evidence} (passed in {what}, failed on the candidate's"
