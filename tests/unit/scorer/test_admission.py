@@ -4,6 +4,7 @@ DuckDB results store, which several scorers may share."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,13 @@ import pytest
 from hackaudit.scorer.adapters.store import AuditStore, DuckDBAuditStore, InMemoryAuditStore
 from hackaudit.scorer.domain import audit
 from hackaudit.scorer.handlers import ScorerHandlers
-from hackaudit.shared.contracts import AuditOptions, RunPurpose, RunRequested, TaskIngested
+from hackaudit.shared.contracts import (
+    AuditOptions,
+    Message,
+    RunPurpose,
+    RunRequested,
+    TaskIngested,
+)
 from tests.unit.scorer.test_scorer_died_before_sending import POLICY, TASK, DiesOnce, answered
 
 
@@ -94,3 +101,49 @@ async def test_a_scorer_that_dies_while_starting_an_audit_starts_it_on_the_next_
     assert started(send) == ["c1", "c2"]
     c2 = store.load("c2")
     assert c2 is not None and c2.stage is audit.Stage.SANITY
+
+
+async def test_a_run_result_of_an_audit_whose_start_was_not_saved_starts_it(
+    store: AuditStore,
+) -> None:
+    """The scorer sent a queued audit's runs and died before saving its start; the runs' results
+    arrive before it is admitted again. They count: the audit is started, not left waiting for
+    runs whose copies the bus would drop."""
+    send = DiesOnce()
+    handlers = ScorerHandlers(store, send, POLICY, in_flight=1)
+    await handlers.task_ingested(ingested(1))
+    await handlers.task_ingested(ingested(2))
+    queued = store.load("c2")
+    assert queued is not None
+    _, runs = audit.admit(queued)  # what the dead scorer had sent, unsaved
+    for m in runs:
+        assert isinstance(m, RunRequested)
+        await handlers.run_completed(answered(m, resolved=False))
+    c2 = store.load("c2")
+    assert c2 is not None and c2.stage is audit.Stage.SCORED  # gold fails: dropped, a verdict
+
+
+async def test_a_run_result_that_comes_while_its_audit_is_being_started_is_kept(
+    store: AuditStore,
+) -> None:
+    """The sandbox can answer a run before the scorer has saved the start of its audit (the
+    publish returns after the result is in): the result must survive that save."""
+    pending: list[asyncio.Task[None]] = []
+
+    class AnswersAtOnce(DiesOnce):
+        async def __call__(self, subject: str, message: Message) -> None:
+            await super().__call__(subject, message)
+            if isinstance(message, RunRequested) and message.correlation_id == "c2":
+                done = answered(message, resolved=message.purpose is RunPurpose.GOLD)
+                pending.append(asyncio.create_task(handlers.run_completed(done)))
+                await asyncio.sleep(0.05)  # its step is taken while this admission waits
+
+    send = AnswersAtOnce()
+    handlers = ScorerHandlers(store, send, POLICY, in_flight=1)
+    await handlers.task_ingested(ingested(1))
+    await handlers.task_ingested(ingested(2))
+    await dropped(handlers, send, "c1")  # a verdict: c2 is started, its runs answered at once
+    await asyncio.gather(*pending)
+    c2 = store.load("c2")
+    assert c2 is not None and c2.gold is not None and c2.empty is not None
+    assert c2.stage is audit.Stage.ATTACK  # both results kept: sanity passed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 from hackaudit.scorer.adapters.store import AuditStore
@@ -46,6 +47,7 @@ class ScorerHandlers:
         self.send = send
         self.policy = policy
         self.in_flight = in_flight
+        self._admitting = asyncio.Lock()
 
     async def _emit(self, messages: list[Message]) -> None:
         for message in messages:
@@ -69,17 +71,25 @@ class ScorerHandlers:
     async def _admit(self) -> None:
         """Start queued audits while there are places. Their runs are sent before the state is
         saved: a scorer that dies between the two starts the audit again on its next message,
-        and the bus drops the copies of runs already sent."""
-        for cid in self.store.queued(audit.places(self.store.in_flight(), self.in_flight)):
-            queued = self.store.load(cid)
-            if queued is None:
-                continue
-            state, out = audit.admit(queued)
-            if not out:
-                continue
-            await self._emit(out)
-            self.store.save(state)
-            log.info("audit started", audit=cid, task=state.task.instance_id)
+        and the bus drops the copies of runs already sent. One admission at a time here, and
+        the state is read again after sending: a run's result may have come in meanwhile and
+        started the audit already (`audit.on_run`), which a save of the state read before
+        sending would undo."""
+        async with self._admitting:
+            for cid in self.store.queued(audit.places(self.store.in_flight(), self.in_flight)):
+                queued = self.store.load(cid)
+                if queued is None:
+                    continue
+                _, out = audit.admit(queued)
+                if not out:
+                    continue
+                await self._emit(out)
+                current = self.store.load(cid)
+                if current is None or current.stage is not audit.Stage.QUEUED:
+                    continue
+                state, _ = audit.admit(current)
+                self.store.save(state)
+                log.info("audit started", audit=cid, task=state.task.instance_id)
 
     async def run_completed(self, msg: RunCompleted) -> None:
         state, out = repair.after_score(

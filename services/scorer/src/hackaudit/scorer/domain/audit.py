@@ -131,6 +131,10 @@ def reference_runs(state: AuditState) -> list[Message]:
 def on_run(
     state: AuditState, run: RunCompleted, policy: ScoringPolicy
 ) -> tuple[AuditState, list[Message]]:
+    if state.stage is Stage.QUEUED and run.purpose in (RunPurpose.GOLD, RunPurpose.EMPTY):
+        # Its runs were sent and the scorer died before saving its start: it has started. (The
+        # runs sent again when it is admitted would be dropped as copies, their result lost.)
+        state = state.model_copy(update={"stage": Stage.SANITY})
     if state.stage is not Stage.SANITY:
         if run.purpose in (RunPurpose.GOLD, RunPurpose.EMPTY):
             return state, sanity_messages(state)
