@@ -401,31 +401,20 @@ async def test_wider_suite_stops_when_the_tasks_budget_for_it_is_spent(tiny) -> 
     assert "wider-suite budget (350 sandbox-s) is spent: 300s taken" in suites[3]
     assert "budget" not in suites[0] and "budget" not in suites[2]
 
+    def resumed(spent: float) -> Confirmer:
+        """The confirmer of a restarted attacker, with what the suite had taken."""
+        config = ConfirmationConfig(probes=False, suite_task_budget_s=350.0)
+        return Confirmer(
+            sandbox, config, tiny.task, "audit-1", confirmer.gold_runs, 3, suite_seconds=spent
+        )
+
     # Resumed (a restart) with what was spent: the next run gets what is left as its limit.
-    again = Confirmer(
-        sandbox,
-        ConfirmationConfig(probes=False, suite_task_budget_s=350.0),
-        tiny.task,
-        "audit-1",
-        confirmer.gold_runs,
-        gold_repeats=3,
-        suite_seconds=confirmer.suite_seconds,
-    )
-    await again.confirm(_candidate(), _accepted(tiny.task))
+    await resumed(confirmer.suite_seconds).confirm(_candidate(), _accepted(tiny.task))
     runs = [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
     assert runs[-1].timeout_s == 50.0
     # With the budget taken in full, nothing more runs.
     before = len(sandbox.requests)
-    again = Confirmer(
-        sandbox,
-        ConfirmationConfig(probes=False, suite_task_budget_s=350.0),
-        tiny.task,
-        "audit-1",
-        confirmer.gold_runs,
-        gold_repeats=3,
-        suite_seconds=350.0,
-    )
-    _, evidence = await again.confirm(_candidate(), _accepted(tiny.task))
+    _, evidence = await resumed(350.0).confirm(_candidate(), _accepted(tiny.task))
     assert "is spent" in evidence and len(sandbox.requests) == before
 
 
