@@ -41,6 +41,7 @@ from hackaudit.attacker.domain.confirm.confirmation import (
     gold_suite_budget,
     gold_suite_problem,
     graded_tests,
+    no_room,
     passing_in_all,
     rerun_timeout,
     suite_budget,
@@ -554,11 +555,7 @@ class Confirmer:
         share = rerun_timeout(self._config, (result,), self.suite_seconds, runs=runs)
         some = f"{len(failing)} tests fail on the candidate"
         if share is None:
-            note = (
-                f"{some}, but the task's wider-suite budget"
-                f" ({self._config.suite_task_budget_s:.0f} sandbox-s) has no room for gold's"
-                f" runs of {targets_are}: not confirmed"
-            )
+            note = no_room(self._config, some, f"gold's runs of {targets_are}")
             return CheckResult(check=Check.SUITE, note=note)
         gold = await self._gold_suite(key, focused, self._repeats, share)
         what = f"gold's {len(gold)} runs of {targets_are}"
@@ -618,11 +615,8 @@ class Confirmer:
             runs = 1 if rerun in self.gold_runs else more + 1
             share = rerun_timeout(self._config, gold, self.suite_seconds, runs=runs)
             if share is None:
-                note = (
-                    f"{len(broken)} tests gold passed once fail on the candidate, but the task's"
-                    f" wider-suite budget ({self._config.suite_task_budget_s:.0f} sandbox-s)"
-                    f" has no room for reruns of their {len(files)} test files: not confirmed"
-                )
+                failed = f"{len(broken)} tests gold passed once fail on the candidate"
+                note = no_room(self._config, failed, f"reruns of their {len(files)} test files")
                 return CheckResult(check=Check.SUITE, note=note)
             timeout = share
             rechecks = await self._gold_suite(rerun, focused, more, timeout, attempt=1)

@@ -221,6 +221,15 @@ def suite_over_budget(
 MIN_RERUN_S = 1.0
 
 
+def no_room(config: ConfirmationConfig, failed: str, runs: str) -> str:
+    """Why a candidate's failing tests are left unconfirmed: the task's wider-suite budget has no
+    room for `runs` (`failed` says which tests failed)."""
+    return (
+        f"{failed}, but the task's wider-suite budget ({config.suite_task_budget_s:.0f}"
+        f" sandbox-s) has no room for {runs}: not confirmed"
+    )
+
+
 def rerun_timeout(
     config: ConfirmationConfig, gold: Sequence[RunResult], spent_s: float, runs: int
 ) -> float | None:
