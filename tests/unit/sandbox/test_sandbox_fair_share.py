@@ -211,6 +211,23 @@ def test_nothing_is_demoted_while_a_slot_is_free_or_nothing_short_waits() -> Non
     assert policy.demote(waits(("slow", "grade")), full, durations, NOW) is None
 
 
+def test_a_task_not_yet_seen_that_took_every_slot_alone_gives_one_back_to_a_new_task() -> None:
+    """The slow task's first two sanity runs started while it was the only active task; the
+    fast task's first run arrives a moment later: nothing is known of either, none is long, and
+    the run of the slow one going on longest moves to the background at once."""
+    policy = FairShare(slots=2, background=2)
+    first, second = Running("slow", "grade", NOW - 0.2), Running("slow", "grade", NOW - 0.1)
+    waiting = waits(("fast", "grade"))
+    assert policy.demote(waiting, [second, first], RunDurations(), NOW) == first
+    # its own next run waiting, a task already seen, or one slot: nothing moves
+    assert policy.demote(waits(("slow", "grade")), [first, second], RunDurations(), NOW) is None
+    assert policy.demote(waiting, [first, second], seen(slow=0.5), NOW) is None
+    assert FairShare(slots=1, background=1).demote(waiting, [first], RunDurations(), NOW) is None
+    # holding one slot of two, it keeps it
+    other = Running("other", "grade", NOW - 0.1)
+    assert policy.demote(waiting, [first, other], RunDurations(), NOW) is None
+
+
 def test_runs_slow_in_seconds_but_alike_are_not_demoted() -> None:
     # under load every task's runs take 20-40 s: none is long next to the others
     policy = FairShare(slots=2, background=2)

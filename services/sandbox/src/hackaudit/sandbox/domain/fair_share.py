@@ -22,22 +22,25 @@ each wait minutes behind it. `FairShare.pick` chooses instead:
 
 A run that has started is never interrupted, but a long one may give its slot back
 (`FairShare.demote`): while a short run waits and every slot is taken, the long run in progress
-that has gone on longest moves to the *background*. It goes on at a low CPU weight (the backend
-lowers its container's `cpu.shares`, see `cpu_weight`), holds no slot, and the waiting short run
-starts in the slot it left. Once no run waits and a slot is free, the background run going on
-longest returns to a slot at the normal weight (`FairShare.promote`); it may move out again.
-Without this a slow task's run that started before its speed was known (gold's first sanity
-run) keeps a slot, and on 2 slots the short tasks beside it get half the slots for as long as
-it lasts. Lowering its weight alone frees the CPU, not the slot. Demotion goes by the policy's
-notion of long (relative to the quickest active task, above the floor) rather than by wall
-time, so under a heavy load a short task's runs, slow in seconds, are not demoted. Why not pause
-it instead (`docker pause`): a paused run uses no idle CPU at all, while a weighted one still
-takes what the short runs leave (between their runs, while they wait on I/O). Its time in the
-background does not count against its timeout (`deadlines`: each deadline moves by it, at most
-to 3 times the limit), so a run starved there by CPU-bound short runs does not time out for
+that has gone on longest moves to the *background* — and so does, when a run of another task
+arrives, a run of a task nothing is known of yet that took every slot while it was alone (a slow
+task's first sanity runs, started before anything else was active), so that it holds all but one
+slot as it would have had the other task been active. It goes on at a low CPU weight (the
+backend lowers its container's `cpu.shares`, see `cpu_weight`), holds no slot, and the waiting
+short run starts in the slot it left. Once no run waits and a slot is free, the background run
+going on longest returns to a slot at the normal weight (`FairShare.promote`); it may move out
+again. Without this a slow task's run that started before its speed was known (gold's first
+sanity run) keeps a slot, and on 2 slots the short tasks beside it get half the slots for as
+long as it lasts. Lowering its weight alone frees the CPU, not the slot. Demotion goes by the
+policy's notion of long (relative to the quickest active task, above the floor) rather than by
+wall time, so under a heavy load a short task's runs, slow in seconds, are not demoted. Why not
+pause it instead (`docker pause`): a paused run uses no idle CPU at all, while a weighted one
+still takes what the short runs leave (between their runs, while they wait on I/O). Its time in
+the background does not count against its timeout (`deadlines`: each deadline moves by it, at
+most to 3 times the limit), so a run starved there by CPU-bound short runs does not time out for
 lack of CPU. At most `background` runs are in the background at once, so the containers alive
-(and their memory) stay bounded by `slots + background`; when the background is full, a long
-run keeps its slot as before.
+(and their memory) stay bounded by `slots + background`; when the background is full, a long run
+keeps its slot as before.
 
 A task's expected run time is the moving average of the durations seen for its runs of the same
 invocation kind (else of any kind), and never less than how long its runs in progress have been
@@ -170,6 +173,8 @@ class FairShare:
         if all(view.is_long(w.task, w.kind) for w in waiting):
             return None
         long = [r for r in running if not r.background and view.is_long(r.task, r.kind)]
+        if not long:
+            long = view.over_share()
         return min(long, key=lambda r: r.started_at, default=None)
 
     def promote(self, waiting: Sequence[Waiting], running: Sequence[Running]) -> Running | None:
@@ -238,6 +243,19 @@ class _View:
             1 for r in self.running if not r.background and self.is_long(r.task, r.kind)
         )
         return long_running + 1 <= self.policy.slots - keep
+
+    def over_share(self) -> list[Running]:
+        """The runs in slots of a task nothing is known of that holds every slot while another
+        task's run waits: it took them while it was the only active task, and it would have
+        left one to the other (`_unknown_may_start`) had that one been active then."""
+        if self.policy.slots < 2:
+            return []
+        for task in {r.task for r in self.running}:
+            mine = [r for r in self.running if r.task == task and not r.background]
+            others_wait = any(w.task != task for w in self.waiting)
+            if self.seen.seen(task) is None and len(mine) >= self.policy.slots and others_wait:
+                return mine
+        return []
 
     def _unknown_may_start(self, task: str) -> bool:
         """A task nothing is known of takes at most all but one slot while others are active."""
