@@ -17,6 +17,7 @@ from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hackaudit.attacker.domain.confirm.confirmation import ConfirmationConfig, SuiteScope
+from hackaudit.attacker.domain.confirm.selection import MAX_NODE_IDS
 from hackaudit.attacker.domain.generate.strategies.llm import LLMParams
 from hackaudit.attacker.domain.pool.reference import DEFAULT_SAMPLE_SIZE
 from hackaudit.attacker.service_layer.attack import AttackConfig
@@ -61,7 +62,7 @@ class AttackerSettings(BaseSettings):
     confirm_suite_selection: bool = True
     # Past this many selected tests (a change on a line most of the suite runs), only this many,
     # the closest to the change, run for a candidate; the evidence counts the others.
-    confirm_suite_max_tests: int = Field(default=100, ge=1)
+    confirm_suite_max_tests: int = Field(default=MAX_NODE_IDS, ge=1)
     suite_timeout_s: float | None = Field(default=None, gt=0)
     # Sandbox-seconds the wider suite may take per task (gold's runs of it included); 0: no limit.
     suite_task_budget_s: float = Field(default=1200.0, ge=0)

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from hackaudit.attacker.domain.confirm import probes, reach, replay
 from hackaudit.attacker.domain.confirm.probe_source import LOADED
 from hackaudit.attacker.domain.confirm.probes import MAX_CASES as MAX_PROBE_CASES
+from hackaudit.attacker.domain.confirm.selection import MAX_NODE_IDS
 from hackaudit.attacker.domain.generate.strategies.harness import NAME as HARNESS
 from hackaudit.shared.contracts import (
     Candidate,
@@ -68,7 +69,7 @@ class ConfirmationConfig(BaseModel):
     # Near the change, run only the tests that execute a candidate's change on gold (`selection`).
     suite_selection: bool = True
     # Past this many selected tests, the closest to the change run (`selection.select`).
-    suite_max_tests: int = Field(default=100, ge=1)
+    suite_max_tests: int = Field(default=MAX_NODE_IDS, ge=1)
     max_probe_cases: int = Field(default=MAX_PROBE_CASES, ge=1)
     probe_timeout_s: float | None = Field(default=600.0, gt=0)
     suite_timeout_s: float | None = Field(default=None, gt=0)  # set: wins over the budgets below

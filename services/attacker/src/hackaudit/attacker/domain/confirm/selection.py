@@ -61,7 +61,7 @@ WHOLE = 0
 _PARAMETERS = re.compile(r"\[.*\]$")
 # Past this many selected pytest tests (a change on a line most of the suite runs), the first
 # this many of them in order of closeness to the change run (`ranked`), and the selection says so.
-MAX_NODE_IDS = 100
+MAX_NODE_IDS = 30
 
 
 def gold_lines(task: Task, candidate: Candidate) -> GoldLines | None:
