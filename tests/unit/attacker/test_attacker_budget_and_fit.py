@@ -323,7 +323,8 @@ async def test_report_carries_budget_and_advice(tiny, tmp_path) -> None:
         c = request.candidate
         if request.purpose is RunPurpose.CANDIDATE and c and "always_equal" in c.provenance.detail:
             result = passed([*request.task.fail_to_pass, *request.task.pass_to_pass])
-            return result.model_copy(update={"duration_s": 2.5})
+            # each went on 1 s in the background too: reported apart, in no sandbox-second
+            return result.model_copy(update={"duration_s": 2.5, "background_s": 1.0})
         return RunResult(status=RunStatus.COMPLETED, resolved=False, duration_s=2.5)
 
     request = AttackRequested(
@@ -345,7 +346,12 @@ async def test_report_carries_budget_and_advice(tiny, tmp_path) -> None:
     assert row["budget"] == "15 candidates (1 rounds of 15)"
     # every run's seconds by kind: the 15 candidates' graded runs, gold's coverage run
     by_kind = {"grade": 37.5, "coverage": 2.5}
-    assert row["spent"] == {"candidates": 15, "sandbox_seconds": 37.5, "by_kind": by_kind}
+    assert row["spent"] == {
+        "candidates": 15,
+        "sandbox_seconds": 37.5,
+        "by_kind": by_kind,
+        "background_s": 2.0,  # the two always-equal candidates' runs
+    }
     assert row["to_first_exploit"] == attack.to_first_exploit.model_dump()
     assert row["exploits"][0]["advice"] == ALWAYS_EQUAL_ADVICE
     assert row["harness_evidence"] == []

@@ -267,6 +267,21 @@ async def test_a_timed_out_run_is_counted_at_its_limit_not_at_its_containers_tim
     assert result.duration_s == 10.0
 
 
+async def test_a_run_that_went_on_in_the_background_is_counted_at_its_time_in_a_slot() -> None:
+    """Its tests ran 40 s, 25 of them in the background behind shorter runs: it is counted at
+    the 15 s it held a slot (as its deadlines count it), and the 25 s are reported apart."""
+    moved, _, _ = make_runner(
+        lambda run: dataclasses.replace(PASSING, duration_s=40.0, background_s=25.0)
+    )
+    still, _, _ = make_runner(lambda run: dataclasses.replace(PASSING, duration_s=40.0))
+    result = await moved.run_once(TASK, candidate())
+    plain = await still.run_once(TASK, candidate())
+
+    assert result.status is RunStatus.COMPLETED and result.resolved is True
+    assert (result.duration_s, result.background_s) == (15.0, 25.0)
+    assert (plain.duration_s, plain.background_s) == (40.0, 0.0)
+
+
 async def test_a_test_patch_the_candidate_blocks_still_runs_unless_strict() -> None:
     """The set-up check passed, so the candidate made the test patch fail: the harness's hole."""
     outcome = FakeOutcome(

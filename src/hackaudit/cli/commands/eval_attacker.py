@@ -113,15 +113,27 @@ def _print_timing(timing: dict[str, tuple[float | None, float | None]], tasks: i
 def _print_spending(attacks: Iterable[AttackCompleted]) -> None:
     """Each attack's sandbox-seconds by run kind, and the total: where the time goes."""
     totals: dict[str, float] = {}
+    waited = 0.0
     for attack in sorted(attacks, key=lambda a: a.instance_id):
         spent = attack.spent.by_kind if attack.spent else {}
-        if not spent:
+        if not spent or attack.spent is None:
             continue
         for kind, seconds in spent.items():
             totals[kind] = totals.get(kind, 0.0) + seconds
-        console.print(f"{attack.instance_id}: sandbox-s by run kind: {_kinds(spent)}")
+        waited += attack.spent.background_s
+        console.print(
+            f"{attack.instance_id}: sandbox-s by run kind: {_kinds(spent)}"
+            + _background(attack.spent.background_s)
+        )
     if totals:
-        console.print(f"all tasks: sandbox-s by run kind: {_kinds(totals)}")
+        console.print(f"all tasks: sandbox-s by run kind: {_kinds(totals)}{_background(waited)}")
+
+
+def _background(seconds: float) -> str:
+    """The time runs went on in the background, which no sandbox-second counts."""
+    if seconds < 1:
+        return ""
+    return f" (and {seconds:.1f} s in the background behind shorter runs, not counted)"
 
 
 def _kinds(spent: dict[str, float]) -> str:

@@ -157,13 +157,16 @@ class BudgetSpent(BaseModel):
     """What an attack spent: candidates graded and the sandbox-seconds their runs took.
     `by_kind`: the sandbox-seconds of every run the attack asked for (gold's and the
     candidates', confirmation's included; the reference pool's apart), per run kind ("grade",
-    "probe", "suite", "coverage"); empty when not recorded."""
+    "probe", "suite", "coverage"); empty when not recorded. A run's sandbox-seconds are its time
+    in a run slot: `background_s` is the time those runs went on in the background, behind
+    shorter runs at a lowered CPU weight, counted in no figure above."""
 
     model_config = ConfigDict(frozen=True)
 
     candidates: int = 0
     sandbox_seconds: float = 0.0
     by_kind: dict[str, float] = Field(default_factory=dict)
+    background_s: float = 0.0
 
 
 class ReferenceRole(StrEnum):
@@ -549,7 +552,10 @@ class RunResult(BaseModel):
     resolved: bool | None = None
     tests: dict[str, TestStatus] = Field(default_factory=dict)
     exit_code: int | None = None
+    # The time the tests ran in a run slot (the sandbox's sandbox-seconds); time spent in the
+    # background at a lowered CPU weight, behind shorter runs, is left out and given apart.
     duration_s: float = 0.0
+    background_s: float = 0.0
     reason: str = ""
     log_tail: str = ""
     log_artifact: str | None = None

@@ -188,6 +188,8 @@ class RoundState(BaseModel):
     # candidates' runs and every run their confirmation asked for, gold's included (the
     # reference pool's apart). Their sum is `attack_seconds`.
     seconds_by_kind: dict[str, float] = Field(default_factory=dict)
+    # Seconds those runs went on in the background behind shorter runs (not counted above).
+    background_s: float = 0.0
     to_first_exploit: BudgetSpent | None = None  # first task exploit (harness findings apart)
     exhausted: bool = False  # a round found no fresh candidate to plan
     equivalent_skipped: int = 0  # offline candidates equal to gold but for text
@@ -592,6 +594,7 @@ def completed(state: RoundState) -> AttackCompleted:
             candidates=len(state.outcomes),
             sandbox_seconds=round(state.sandbox_seconds, 3),
             by_kind=state.seconds_by_kind,
+            background_s=round(state.background_s, 3),
         ),
         to_first_exploit=state.to_first_exploit,
         budget_note=budget_note(state),

@@ -88,7 +88,7 @@ class _Attack:
         offline: Sequence[OfflineStrategy],
     ) -> None:
         self.state = state
-        self.sandbox = SpendingSandbox(sandbox, state.seconds_by_kind)
+        self.sandbox = SpendingSandbox(sandbox, state.seconds_by_kind, state.background_s)
         self.store = store
         self.config = config
         self.offline = offline
@@ -112,6 +112,7 @@ class _Attack:
             "gold_runs": dict(self.confirmer.gold_runs),
             "suite_seconds": self.confirmer.suite_seconds,
             "seconds_by_kind": dict(self.sandbox.spent),
+            "background_s": self.sandbox.background,
         }
         self.state = state.model_copy(update=spent)
         self.store.save(self.state)

@@ -28,7 +28,11 @@ unless strict mode (`strict_test_patch`) refuses the run as `patch_failed`.
 
 A run's `duration_s` is the time its tests ran: a run whose tests ended is counted from their
 start to their end, a run whose tests passed their deadline at its limit, and a run that never
-reached its tests at its container's wall time.
+reached its tests at its container's wall time. A run that gave its slot to a short run and went
+on in the background at a lowered CPU weight (`fair_share`) is counted as if it were paused
+there, as its deadlines are (`deadlines`): its time in the background is left out of
+`duration_s` and reported as `background_s`, so that a run's sandbox-seconds — what budgets
+and reports add up — are its time in a slot, not the time it waited behind other runs.
 """
 
 from __future__ import annotations
@@ -163,11 +167,14 @@ def interpret(
     new_baseline = tuple(porcelain_paths(base)) if base is not None else None
     exit_code = transcript.test_exit_code
     duration = transcript.test_duration_s
+    ran = duration if duration is not None else execution.wall_s
+    background = min(max(execution.background_s, 0.0), ran)
     done = _Report(
         transcript=transcript,
         common={
             "exit_code": exit_code if exit_code is not None else execution.exit_code,
-            "duration_s": round(duration if duration is not None else execution.wall_s, 3),
+            "duration_s": round(ran - background, 3),
+            "background_s": round(background, 3),
             "flags": _flags(spec, transcript, baseline if baseline is not None else new_baseline),
         },
         tail_chars=spec.options.log_tail_chars,
@@ -199,6 +206,7 @@ def _not_graded(
             reason,
             transcript.runner_output or prep,
             duration_s=round(spec.timeout_s, 3),
+            background_s=round(execution.background_s, 3),
         )
     if not transcript.has("stage") and execution.exit_code == FILL_FAILED:
         reason = "the repository could not be copied into the container's /testbed"
