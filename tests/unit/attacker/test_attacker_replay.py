@@ -395,6 +395,13 @@ def test_suite_budget_is_sized_from_golds_run_of_the_suite(durations, config, ex
     assert suite_budget(ConfirmationConfig(**config), gold) == expected
 
 
+def test_a_gold_run_that_went_on_in_the_background_sizes_the_timeout_by_its_whole_time() -> None:
+    """Gold's run held a slot 10 s and went on 40 s in the background at a lowered weight: the
+    same work in a slot may take up to the 50 s, so the candidate gets 3 x 50 s, not 3 x 10 s."""
+    moved = RunResult(status=RunStatus.COMPLETED, duration_s=10.0, background_s=40.0)
+    assert suite_budget(ConfirmationConfig(), [moved]) == 150.0
+
+
 def test_gold_runs_the_wider_suite_within_the_cap_or_the_configured_timeout() -> None:
     assert gold_suite_budget(ConfirmationConfig()) == 600.0
     assert gold_suite_budget(ConfirmationConfig(suite_timeout_s=42.0)) == 42.0

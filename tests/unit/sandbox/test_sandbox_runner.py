@@ -195,6 +195,20 @@ async def test_gold_timings_size_later_timeouts() -> None:
     assert backend.runs[3].plan.test_timeout_s == 3.0
 
 
+async def test_a_gold_run_partly_in_the_background_sizes_timeouts_by_its_whole_time() -> None:
+    """Gold held a slot 2 s and went on 8 s in the background: a candidate's run of the same
+    tests may need the 10 s in a slot, so its timeout is 2 x 10 s, not the floor of 2 x 2 s."""
+    moved = dataclasses.replace(PASSING, duration_s=10.0, background_s=8.0)
+    runner, backend, _ = make_runner(
+        lambda run: moved, timeout_factor=2.0, timeout_floor_s=5.0, timeout_cap_s=100.0
+    )
+    await runner.complete(request(RunPurpose.GOLD))
+    await runner.complete(request(RunPurpose.CANDIDATE, candidate=candidate()))
+
+    assert runner.timings.duration(TASK.instance_id, "gold") == pytest.approx(10.0)
+    assert backend.runs[1].plan.test_timeout_s == pytest.approx(20.0)
+
+
 async def test_gold_gate_repeats_with_the_new_test_patch_and_reports_flakiness() -> None:
     answers = iter([PASSING, FAILING, PASSING])
     runner, backend, _ = make_runner(lambda run: next(answers), gold_gate_repeats=3)

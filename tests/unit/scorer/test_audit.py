@@ -255,3 +255,13 @@ def test_a_pool_where_the_tests_accept_every_mutant_gives_v_zero() -> None:
     # TNR = 1 (empty) / 4; TPR = 1; J = 0.25. H = 0/1 (the attack found nothing).
     assert scored.components["V"] == pytest.approx(0.25)
     assert scored.verdict is Verdict.FIX and len(scored.exploits) == 3
+
+
+def test_the_attack_gets_golds_longest_run_with_its_time_in_the_background() -> None:
+    """Gold's second run held a slot 3 s and went on 9 s in the background: the attack's runs
+    of the same tests are sized from its 12 s, not from the 5 s of the run that held its slot."""
+    held = ok(True).model_copy(update={"duration_s": 5.0})
+    moved = ok(True).model_copy(update={"duration_s": 3.0, "background_s": 9.0})
+    state, _ = audit.on_run(started(), run(RunPurpose.GOLD, held, moved, held), POLICY)
+    _, sent = audit.on_run(state, run(RunPurpose.EMPTY, ok(False)), POLICY)
+    assert isinstance(sent[0], AttackRequested) and sent[0].gold_duration_s == 12.0

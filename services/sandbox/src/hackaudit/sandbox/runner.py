@@ -182,7 +182,7 @@ class Runner:
             return
         for result in results:
             if result.status is RunStatus.COMPLETED:
-                self.timings.record(request.task.instance_id, kind, result.duration_s)
+                self.timings.record(request.task.instance_id, kind, result.elapsed_s)
 
     # --- one run -----------------------------------------------------------------------------
 

@@ -564,6 +564,13 @@ class RunResult(BaseModel):
     # in which case `reason` says why).
     coverage: CoverageResult | None = None
 
+    @property
+    def elapsed_s(self) -> float:
+        """The tests' time with their time in the background: what sizes the timeout of a run
+        like this one. A run in the background got only the CPU the slots left, so its time in
+        a slot alone (`duration_s`) can fall short of what the same work takes in a slot."""
+        return self.duration_s + self.background_s
+
 
 class RunCompleted(Message):
     instance_id: str

@@ -38,7 +38,7 @@ class OutOfBudget(Exception):
 
 
 def _longest(results: tuple[RunResult, ...]) -> float | None:
-    done = [r.duration_s for r in results if r.status is RunStatus.COMPLETED]
+    done = [r.elapsed_s for r in results if r.status is RunStatus.COMPLETED]
     return max(done) if done else None
 
 

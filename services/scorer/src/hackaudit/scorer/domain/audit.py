@@ -163,7 +163,7 @@ def on_run(
 
 
 def _attack_request(state: AuditState) -> AttackRequested:
-    durations = [r.duration_s for r in state.gold or () if r.duration_s > 0]
+    durations = [r.elapsed_s for r in state.gold or () if r.elapsed_s > 0]
     return AttackRequested(
         correlation_id=state.correlation_id,
         task=state.task,

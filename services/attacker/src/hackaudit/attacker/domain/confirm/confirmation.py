@@ -190,7 +190,7 @@ def suite_budget(config: ConfirmationConfig, gold: Sequence[RunResult]) -> float
     run of that suite (its longest completed repeat) times the factor, clamped to [floor, cap]."""
     if config.suite_timeout_s is not None:
         return config.suite_timeout_s
-    durations = [r.duration_s for r in gold if r.status is RunStatus.COMPLETED]
+    durations = [r.elapsed_s for r in gold if r.status is RunStatus.COMPLETED]
     if not durations:
         return config.suite_time_cap_s
     scaled = config.suite_time_factor * max(durations)
