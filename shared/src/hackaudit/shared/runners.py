@@ -71,6 +71,13 @@ def file_header(name: str) -> tuple[str, str] | None:
     return None
 
 
+def node_id_file(test: str) -> str | None:
+    """The file of a pytest node id (`tests/test_x.py::test_y` -> `tests/test_x.py`), a test
+    pytest can run alone; None for any other name."""
+    path, sep, _ = test.partition("::")
+    return path if sep and path.endswith(".py") else None
+
+
 def files_of_tests(tests: Iterable[str], reported: Iterable[str]) -> list[str] | None:
     """The test files that hold `tests`, or None when one's file is not known.
 
@@ -83,8 +90,8 @@ def files_of_tests(tests: Iterable[str], reported: Iterable[str]) -> list[str] |
             headers.setdefault(header[1], []).append(header[0])
     files: list[str] = []
     for test in tests:
-        head = test.split("::", 1)[0]
-        found = [head] if "::" in test and head.endswith(".py") else headers.get(test, [])
+        head = node_id_file(test)
+        found = [head] if head is not None else headers.get(test, [])
         if not found:
             return None
         files.extend(f for f in found if f not in files)

@@ -68,19 +68,11 @@ from hackaudit.shared.contracts import (
     Task,
     TestStatus,
 )
-from hackaudit.shared.runners import file_header, files_of_tests, runner_of
+from hackaudit.shared.runners import file_header, files_of_tests, node_id_file, runner_of
 
 REQUESTED_BY = "attacker"
 # What a test that fails on a candidate reports (skipped and expected failures are not failures).
 FAILING = frozenset({TestStatus.FAILED, TestStatus.ERROR})
-
-
-def _is_node_id(test: str) -> bool:
-    """Whether a reported test name is a pytest node id (`path.py::name`), runnable alone."""
-    path, sep, _ = test.partition("::")
-    return bool(sep) and path.endswith(".py")
-
-
 # The candidate's probe runs twice: a difference from gold counts only when both runs show it, so
 # a run disturbed by the machine (a case cut short, a cache left half-built) is no evidence.
 CANDIDATE_PROBE_REPEATS = 2
@@ -526,7 +518,8 @@ class Confirmer:
         files = files_of_tests(failing, result.tests)
         if files is None:
             return result, None
-        if all(_is_node_id(t) for t in failing):  # pytest runs the failing tests themselves
+        # pytest runs the failing tests themselves
+        if all(node_id_file(t) is not None for t in failing):
             focused: Suite | None = Suite(dirs=suite.dirs, files=tuple(failing))
             targets, what = tuple(failing), f"those {len(failing)} tests"
         else:
