@@ -16,7 +16,6 @@ from pathlib import Path
 BIN_TEST = '''#!/usr/bin/env python
 """A test runner printing sympy's verbose format: `test_name ok`, `test_name F`, `test_name E`,
 and its final line, `tests finished: N passed, M failed, K exceptions, in X seconds`."""
-import importlib
 import os
 import sys
 import traceback
@@ -33,20 +32,36 @@ for root, _, names in os.walk("tinysym"):
 print("============================= test process starts ==============================")
 failed = []
 counts = {"passed": 0, "failed": 0, "exceptions": 0}
-for path in sorted(files):
-    print(path + "[?]")
-    module = importlib.import_module(path[:-3].replace("/", "."))
-    for name in sorted(n for n in vars(module) if n.startswith("test_")):
-        try:
-            getattr(module, name)()
-        except Exception as e:
-            failed.append((path, name, traceback.format_exc()))
-            assertion = isinstance(e, AssertionError)
-            counts["failed" if assertion else "exceptions"] += 1
-            print("%s %s" % (name, "F" if assertion else "E"))
-        else:
-            counts["passed"] += 1
-            print("%s ok" % name)
+
+
+class SymPyTests(object):
+    """Runs test files as sympy's runner does: each file's text executed in a dictionary that
+    holds only its `__file__`, its test functions called from the runner's method `test`."""
+
+    def test(self):
+        for path in sorted(files):
+            self.test_file(path)
+
+    def test_file(self, path):
+        print(path + "[?]")
+        filename = os.path.abspath(path)
+        gl = {"__file__": filename}
+        with open(filename) as handle:
+            exec(compile(handle.read(), filename, "exec"), gl)
+        for name in sorted(n for n in gl if n.startswith("test_")):
+            try:
+                gl[name]()
+            except Exception as e:
+                failed.append((path, name, traceback.format_exc()))
+                assertion = isinstance(e, AssertionError)
+                counts["failed" if assertion else "exceptions"] += 1
+                print("%s %s" % (name, "F" if assertion else "E"))
+            else:
+                counts["passed"] += 1
+                print("%s ok" % name)
+
+
+SymPyTests().test()
 for path, name, text in failed:
     print("_" * 20 + " %s:%s " % (path, name) + "_" * 20)
     print(text)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from hackaudit.attacker.domain import orchestration as orch
+from hackaudit.attacker.domain.confirm import coverage_map
 from hackaudit.attacker.domain.generate.strategies import beyond_gold
 from hackaudit.attacker.domain.orchestration import RoundState
 from hackaudit.attacker.domain.reading import diffs
@@ -204,10 +205,15 @@ def test_nothing_without_the_files_text_or_an_executed_line(small) -> None:
     assert beyond_gold.why_none((no_source,)) == "gold's coverage run returned no file text"
 
 
-def test_the_coverage_run_asks_for_the_changed_files_text(small) -> None:
+def test_golds_one_coverage_run_measures_the_changed_files_whole_with_their_text(small) -> None:
+    """One run of the graded tests serves the map of gold's change and these mutants: the whole
+    files with their text, gold's changed lines kept first when the report is cut to size."""
     _, task = small
-    run = beyond_gold.invocation(task)
-    assert run == Coverage(files=(PATH,), with_source=True)
+    hunks = coverage_map.changed_hunks(task.gold_diff.applied())
+    run = coverage_map.invocation(hunks, beyond_gold.source_files(task))
+    changed = tuple(n for h in hunks for n in h.lines)
+    assert run == Coverage(files=(PATH,), first={PATH: changed}, with_source=True)
+    assert not run.lines, "no line filter: the lines around gold's are measured too"
 
 
 # --- the attack --------------------------------------------------------------------------------
@@ -218,8 +224,6 @@ def _answers_coverage(sources: bool):
         run = request.invocation
         if not isinstance(run, Coverage):
             return None
-        if not run.with_source or run.lines:  # gold's map of the graded tests: not measured
-            return RunResult(status=RunStatus.COMPLETED, reason="no coverage here")
         # A sandbox that does not return the files' text measures all the same.
         cover = measured() if sources else measured().model_copy(update={"sources": {}})
         return RunResult(status=RunStatus.COMPLETED, coverage=cover, duration_s=2.0)
@@ -255,18 +259,11 @@ async def test_a_two_line_gold_patch_gets_its_full_budget(small) -> None:
     assert [o.candidate.content_hash for o in after.outcomes][: len(before.outcomes)] == [
         o.candidate.content_hash for o in before.outcomes
     ]
-    source_runs = [
-        r
-        for r in sandbox.requests
-        if isinstance(r.invocation, Coverage)
-        and r.invocation.with_source
-        and not r.invocation.lines
-    ]
-    assert len(source_runs) == 1 and source_runs[0].purpose is RunPurpose.PROBE
-    # Asked for only once a round could not be filled: not before the rounds that could.
-    at = sandbox.requests.index(source_runs[0])
-    graded_before = [r for r in sandbox.requests[:at] if r.purpose is RunPurpose.CANDIDATE]
-    assert len(graded_before) == 10
+    # One coverage run of gold serves the map and the mutants.
+    coverage_runs = [r for r in sandbox.requests if isinstance(r.invocation, Coverage)]
+    assert len(coverage_runs) == 1 and coverage_runs[0].purpose is RunPurpose.PROBE
+    # The mutants join only once a round could not be filled: not in the rounds that could.
+    assert not any(o.candidate.provenance.strategy == beyond_gold.NAME for o in after.outcomes[:10])
 
 
 async def test_the_note_counts_the_mutants_beyond_gold_when_still_short(small) -> None:
@@ -291,7 +288,7 @@ def test_the_run_is_asked_for_once_and_only_when_a_round_falls_short(small) -> N
     _, task = small
     state = orch.new_state(_request(task))
     assert orch.wants_beyond_gold(state, 4) and not orch.wants_beyond_gold(state, 5)
-    measured_once = state.model_copy(update={"gold_runs": {beyond_gold.GOLD_RUN_KEY: ()}})
+    measured_once = state.model_copy(update={"beyond_gold": True})
     assert not orch.wants_beyond_gold(measured_once, 0)
 
 

@@ -47,12 +47,14 @@ def test_changed_hunks_are_gold_source_hunks_with_new_side_lines() -> None:
     assert changed_hunks(read_patch(GOLD)) == HUNKS
 
 
-def test_invocation_names_the_changed_files_and_lines() -> None:
+def test_invocation_measures_the_changed_files_whole_their_changed_lines_first() -> None:
     run = invocation(HUNKS)
     assert run is not None
     assert run.files == ("pkg/ops.py",)
-    assert run.lines == {"pkg/ops.py": (2, 3, 12)}
-    assert run.tests is None
+    assert run.lines == {}, "whole files: the mutants beyond gold's lines need the rest"
+    assert run.first == {"pkg/ops.py": (2, 3, 12)}
+    assert run.with_source and run.tests is None
+    assert invocation(HUNKS, ("pkg/other.py",)).files == ("pkg/ops.py", "pkg/other.py")
     assert invocation(()) is None
 
 

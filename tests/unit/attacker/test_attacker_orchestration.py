@@ -310,7 +310,7 @@ def _coverage_of_every_changed_line(request: RunRequested) -> RunResult | None:
     if not isinstance(run, Coverage):
         return None
     files = {
-        path: FileCoverage(executed=dict.fromkeys(run.lines[path], (0,))) for path in run.files
+        path: FileCoverage(executed=dict.fromkeys(run.first[path], (0,))) for path in run.files
     }
     coverage = CoverageResult(tests=("tests.test_core.test_even",), files=files, per_test=True)
     return RunResult(status=RunStatus.COMPLETED, coverage=coverage, duration_s=1.5)

@@ -102,7 +102,8 @@ def test_the_rcfile_measures_only_the_files_of_interest_per_test_function() -> N
     parser.read_string(rcfile(Coverage(files=("pkg/a.py", "b.py"))))
     run = parser["run"]
     assert run["include"].split() == ["/testbed/pkg/a.py", "/testbed/b.py"]
-    assert run["dynamic_context"] == "test_function"
+    assert run["plugins"] == coverage_run.CONTEXTS, "test functions name contexts (the plugin)"
+    assert "dynamic_context" not in run
     assert run["parallel"] == "True"
     assert run["data_file"].startswith("${HACKAUDIT_COVERAGE}/")
 
@@ -316,6 +317,13 @@ def test_the_programs_sent_into_the_container_are_valid_python() -> None:
     compile(coverage_run.SITECUSTOMIZE_TEXT, "sitecustomize.py", "exec")
     compile(coverage_run.STARTER_TEXT, "hackaudit_coverage_start.py", "exec")
     compile(coverage_run.PTH_LINE, "hackaudit-coverage.pth", "exec")
+    compile(coverage_run.contexts_plugin(), "hackaudit_coverage_contexts.py", "exec")
+
+
+def test_the_plugin_travels_with_the_run_and_the_report_step_does_not_load_it() -> None:
+    files = coverage_run.stage_files(Coverage(files=("m.py",)), {}, ())
+    assert files[f"{coverage_run.CONTEXTS}.py"].decode() == coverage_run.contexts_plugin()
+    assert "plugins" not in coverage_run.report_rcfile(Coverage(files=("m.py",)))
 
 
 # --- compacted in the container ---------------------------------------------------------------
@@ -336,6 +344,20 @@ def test_past_its_budget_of_tests_a_line_is_listed_as_cut_not_as_run_by_no_test(
     result = read_report(REPORT, Coverage(files=("m.py",)))
     assert set(result.files["m.py"].executed) == {1, 2, 5}
     assert result.cut == {"m.py": (9,)}
+
+
+def test_the_lines_asked_for_first_keep_their_tests_when_other_lines_are_cut(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(coverage_run, "MAX_REFS", 3)
+    # m.py's line 9 (2 tests) and other.py's line 1 first: they take the budget before m.py's
+    # lines 1, 2 and 5, which file order would have kept
+    asked = Coverage(files=("m.py", "other.py"), first={"m.py": (9,), "other.py": (1,)})
+    result = read_report(REPORT, asked)
+    assert set(result.tests_of("m.py", 9)) == {MUL, ADD}
+    assert result.tests_of("other.py", 1) == ("",)
+    assert result.cut == {"m.py": (1, 2, 5)}
+    assert result.files["m.py"].missing == (12,)
 
 
 def test_sources_are_sent_when_asked_and_a_file_over_its_cap_is_left_out_whole(

@@ -461,13 +461,16 @@ class Coverage(BaseModel):
     `tests`: the runner's arguments, as test files (`tests/test_x.py`, converted to the form the
     runner takes) or ids (`tests/test_x.py::test_a` for pytest, `tests.test_x.T.test_a` for
     unittest), passed as they are; None: the graded ones (the test patch's files, as a graded
-    run selects them). `lines`: per file, the only lines of interest (absent: all of the file)."""
+    run selects them). `lines`: per file, the only lines of interest (absent: all of the file).
+    `first`: per file, lines whose tests are kept before any other line's when the report must
+    be cut to stay small (`CoverageResult.cut`): the lines a reader cannot do without."""
 
     model_config = ConfigDict(frozen=True)
 
     kind: Literal["coverage"] = "coverage"
     files: tuple[str, ...] = Field(min_length=1)
     lines: dict[str, tuple[int, ...]] = Field(default_factory=dict)
+    first: dict[str, tuple[int, ...]] = Field(default_factory=dict)
     tests: tuple[str, ...] | None = None
     # Also return the text of each measured file as the run saw it (`CoverageResult.sources`).
     with_source: bool = False

@@ -195,6 +195,8 @@ class RoundState(BaseModel):
     equivalent_skipped: int = 0  # offline candidates equal to gold but for text
     llm_equivalent_skipped: int = 0
     not_applicable: tuple[str, ...] = ()
+    # Mutants beyond gold's lines (from gold's coverage run of the graded tests) joined the pools.
+    beyond_gold: bool = False
     reference: ref.ReferenceProgress | None = None  # the reference pool, once planned
     # Graded candidates whose wider-suite check waits for the round's cheaper checks, in order.
     awaiting_suite: tuple[AwaitingSuite, ...] = ()
@@ -313,11 +315,11 @@ def round_size(state: RoundState) -> int:
 
 
 def wants_beyond_gold(state: RoundState, fresh: int) -> bool:
-    """Whether to measure gold's changed files for mutants beyond gold's lines (one more run of
-    the graded tests): once per task, when the `fresh` distinct candidates left cannot fill the
-    next round. Not sooner: those mutants fill only what the other families leave, and an attack
-    that stops at its first exploit may never need them."""
-    if beyond_gold.GOLD_RUN_KEY in state.gold_runs or state.finished:
+    """Whether mutants beyond gold's lines join the pools: once per task, when the `fresh`
+    distinct candidates left cannot fill the next round. Not sooner: those mutants fill only
+    what the other families leave, and an attack that stops at its first exploit may never
+    need them."""
+    if state.beyond_gold or state.finished:
         return False
     return fresh < round_size(state)
 
@@ -354,8 +356,8 @@ def budget_note(state: RoundState) -> str:
         parts.append(
             f"{beyond} of them mutate lines beyond gold's that the FAIL_TO_PASS tests execute"
         )
-    elif beyond_gold.GOLD_RUN_KEY in state.gold_runs:
-        why = beyond_gold.why_none(state.gold_runs[beyond_gold.GOLD_RUN_KEY])
+    elif state.beyond_gold:
+        why = beyond_gold.why_none(state.gold_runs.get(beyond_gold.GOLD_RUN_KEY, ()))
         parts.append(f"no mutant beyond gold's lines: {why}")
     skipped = state.equivalent_skipped + state.llm_equivalent_skipped
     if skipped:

@@ -125,7 +125,7 @@ class _Attack:
             skipped = 0
             found_by = offline_pools(task, self.offline)
             measured = self.state.gold_runs.get(beyond_gold.GOLD_RUN_KEY)
-            if measured is not None:
+            if self.state.beyond_gold and measured is not None:
                 found_by[Category.BEYOND_GOLD] = beyond_gold.from_runs(task, measured)
             for category, found in found_by.items():
                 pools[category], dropped = orch.split_equivalent(task, found)
@@ -189,17 +189,17 @@ class _Attack:
         self.save(self.state)
 
     async def measure_beyond_gold(self) -> None:
-        """Gold's coverage run with the changed files' text, once, when the fresh candidates
-        fall short of the budget: its mutants beyond gold's lines join the pools."""
+        """Once, when the fresh candidates fall short of the budget, the mutants beyond gold's
+        lines join the pools: from gold's coverage run of the graded tests (run now if it was
+        not yet)."""
         seen = set(self.state.seen)
         fresh = {c.content_hash for p in self.pools.values() for c in p} - seen
         if not orch.wants_beyond_gold(self.state, len(fresh)):
             return
-        run = beyond_gold.invocation(self.state.task)
-        if run is None:
+        if not beyond_gold.source_files(self.state.task):
             return
-        await self.confirmer.gold_run(beyond_gold.GOLD_RUN_KEY, run)
-        self.save(self.state)
+        await self.confirmer.gold_coverage()
+        self.save(self.state.model_copy(update={"beyond_gold": True}))
         self._pools = None
         self.log.info(
             "mutants beyond gold's lines",

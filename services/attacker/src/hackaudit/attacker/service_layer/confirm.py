@@ -50,6 +50,7 @@ from hackaudit.attacker.domain.confirm.confirmation import (
     verdict,
     with_reach,
 )
+from hackaudit.attacker.domain.generate.strategies import beyond_gold
 from hackaudit.attacker.domain.orchestration import GRADED_GOLD
 from hackaudit.attacker.domain.ports import SandboxPort
 from hackaudit.shared.contracts import (
@@ -269,10 +270,13 @@ class Confirmer:
         return reach.plan(self._task, coverage, reaching, sources)
 
     async def gold_coverage(self) -> None:
-        """Gold's coverage run of the graded tests over the lines gold changes, run once per
+        """Gold's coverage run of the graded tests over the files gold changes, run once per
         task and kept with gold's other runs (under "coverage"); nothing when gold changes no
-        source line. Only reported (`coverage_map`): no check reads it."""
-        run = coverage_map.invocation(coverage_map.changed_hunks(self._task.gold_diff.applied()))
+        source file. The map of gold's change, and the lines the mutants beyond gold's mutate."""
+        if coverage_map.GOLD_RUN_KEY in self.gold_runs:
+            return
+        hunks = coverage_map.changed_hunks(self._task.gold_diff.applied())
+        run = coverage_map.invocation(hunks, beyond_gold.source_files(self._task))
         if run is None:
             return
         request = self._request(

@@ -14,10 +14,13 @@ that read user sites, which a virtualenv's do not. With `COVERAGE_PROCESS_START`
 run's rcfile, every Python process the runner starts is measured, whatever the runner's command
 line: nothing in it is rewritten.
 
-The rcfile measures only the files of interest (`include`), with `dynamic_context =
-test_function`: coverage.py names each line's context after the test function running it
-(`module.Class.test_x`), for pytest, unittest and sympy's `bin/test` alike. Each process writes
-its own data file (`parallel`) in the stage directory.
+The rcfile measures only the files of interest (`include`), and loads a plugin of the run's own
+(`programs.coverage_contexts_program`, unpacked beside coverage.py) that names each line's context
+after the test function running it (`module.Class.test_x`) for pytest, unittest, Django's and
+sympy's `bin/test` alike: coverage.py's own `test_function` contexts start at the first `test*`
+function called, which under sympy's runner is the runner's method `SymPyTests.test`, so every
+line fell under that one name. Each process writes its own data file (`parallel`) in the stage
+directory.
 
 After the tests, once every process they left is gone (a run whose processes survive the kill
 gets no report), the wrapper runs `report_script` in a directory it makes then. The kit in the
@@ -93,6 +96,9 @@ def wheel_name(python: str) -> str:
 
 
 STARTER = "hackaudit_coverage_start"
+# The plugin that names each line's context after the test function running it, under every
+# runner (`programs.coverage_contexts_program`); unpacked beside coverage.py.
+CONTEXTS = "hackaudit_coverage_contexts"
 STARTER_TEXT = '''"""Starts coverage.py in this process (hackaudit coverage run)."""
 import sys
 
@@ -144,7 +150,7 @@ def rcfile(invocation: Coverage) -> str:
     return (
         "[run]\n"
         "parallel = True\n"
-        "dynamic_context = test_function\n"
+        f"plugins = {CONTEXTS}\n"
         f"data_file = ${{{STAGE_VARIABLE}}}/{DATA}/.coverage\n"
         f"include ={include}\n"
         "disable_warnings =\n"
@@ -168,7 +174,8 @@ def setup_lines() -> tuple[str, ...]:
         f'[ -f "$hackaudit_w" ] || hackaudit_w={stage}/{wheel_name(ANY_PYTHON)}',
         f'mkdir -p {stage}/{LIBRARY} {stage}/{DATA} && "$hackaudit_py" -m zipfile -e '
         f'"$hackaudit_w" {stage}/{LIBRARY} && cp {stage}/{SITECUSTOMIZE} {stage}/{STARTER}.py '
-        f'{stage}/{LIBRARY}/ || echo "hackaudit: coverage.py could not be set up" >&2',
+        f"{stage}/{CONTEXTS}.py {stage}/{LIBRARY}/ "
+        '|| echo "hackaudit: coverage.py could not be set up" >&2',
         f"export PYTHONUSERBASE={stage}/{USER_BASE}",
         # exits non-zero when this interpreter reads no user site, but names it all the same
         'hackaudit_site="$("$hackaudit_py" -m site --user-site)"',
@@ -180,12 +187,17 @@ def setup_lines() -> tuple[str, ...]:
 
 
 @cache
+def _program(name: str) -> str:
+    return resources.files(_PROGRAMS).joinpath(name).read_text(encoding="utf-8")
+
+
 def _compact_program() -> str:
-    return (
-        resources.files(_PROGRAMS)
-        .joinpath("coverage_compact_program.py")
-        .read_text(encoding="utf-8")
-    )
+    return _program("coverage_compact_program.py")
+
+
+def contexts_plugin() -> str:
+    """The text of the plugin naming contexts after test functions (`CONTEXTS`)."""
+    return _program("coverage_contexts_program.py")
 
 
 def wanted(invocation: Coverage) -> dict[str, Any]:
@@ -195,6 +207,7 @@ def wanted(invocation: Coverage) -> dict[str, Any]:
             path: list(invocation.lines[path]) if path in invocation.lines else None
             for path in invocation.files
         },
+        "first": {path: list(lines) for path, lines in invocation.first.items()},
         "sources": invocation.with_source,
         "source_cap": SOURCE_CAP,
         "sources_cap": SOURCES_CAP,
@@ -228,10 +241,14 @@ def report_rcfile(invocation: Coverage) -> str:
     """coverage.py's configuration for the report step: the run's files of interest, and the
     data files copied into the step's own directory."""
     measured = rcfile(invocation)
-    return measured.replace(
-        f"data_file = ${{{STAGE_VARIABLE}}}/{DATA}/.coverage",
-        f"data_file = ${{{REPORT_DIR_VARIABLE}}}/{DATA}/.coverage",
-    ).replace("parallel = True\n", "")
+    return (
+        measured.replace(
+            f"data_file = ${{{STAGE_VARIABLE}}}/{DATA}/.coverage",
+            f"data_file = ${{{REPORT_DIR_VARIABLE}}}/{DATA}/.coverage",
+        )
+        .replace("parallel = True\n", "")
+        .replace(f"plugins = {CONTEXTS}\n", "")
+    )
 
 
 def _interpreter_lines() -> list[str]:
@@ -329,6 +346,7 @@ def stage_files(
         RCFILE: rcfile(invocation).encode(),
         SITECUSTOMIZE: SITECUSTOMIZE_TEXT.encode(),
         f"{STARTER}.py": STARTER_TEXT.encode(),
+        f"{CONTEXTS}.py": contexts_plugin().encode(),
         PTH: PTH_LINE.encode(),
         REPORT_SCRIPT: report_script(preamble, invocation, kit).encode(),
         **kit,

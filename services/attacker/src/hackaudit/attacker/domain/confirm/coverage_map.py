@@ -14,7 +14,7 @@ when a check first needs it, and reported with its cost (`GoldCoverage.repositor
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hackaudit.shared.anatomy import LineKind, Patch, is_test_path
@@ -61,24 +61,28 @@ def changed_hunks(gold: Patch) -> tuple[ChangedHunk, ...]:
     return tuple(found)
 
 
-def invocation(hunks: Sequence[ChangedHunk]) -> Coverage | None:
-    """The coverage run of the graded tests over the changed lines, with the changed files' text
-    (which function holds a line, whether it runs at import); None: no source line."""
-    lines: dict[str, list[int]] = {}
+def invocation(hunks: Sequence[ChangedHunk], whole: Iterable[str] = ()) -> Coverage | None:
+    """The coverage run of the graded tests over the files gold changes (those of `hunks`, and
+    `whole`), all their lines, with their text: which function holds a changed line, whether it
+    runs at import, and which other lines of those functions the tests execute (the mutants
+    beyond gold's lines). The changed lines' tests are the last a cut to size drops (`first`).
+    None: no source file."""
+    first: dict[str, list[int]] = {}
     for hunk in hunks:
-        lines.setdefault(hunk.path, []).extend(hunk.lines)
-    if not lines:
+        first.setdefault(hunk.path, []).extend(hunk.lines)
+    files = sorted(set(first) | set(whole))
+    if not files:
         return None
     return Coverage(
-        files=tuple(lines),
-        lines={path: tuple(sorted(set(n))) for path, n in lines.items()},
+        files=tuple(files),
+        first={path: tuple(sorted(set(n))) for path, n in first.items()},
         with_source=True,
     )
 
 
 def repository_invocation(gold: Patch, suite: Suite) -> Coverage | None:
-    """The coverage run of `suite` over gold's changed source files, whole and with their text
-    (None: gold changes no source file)."""
+    """The coverage run of `suite` over gold's changed source files, whole and with their text,
+    the changed lines' tests the last a cut to size drops (None: gold changes no source file)."""
     files = sorted(
         {
             f.new_path
@@ -88,7 +92,15 @@ def repository_invocation(gold: Patch, suite: Suite) -> Coverage | None:
     )
     if not files:
         return None
-    return Coverage(files=tuple(files), with_source=True, suite=suite)
+    first: dict[str, set[int]] = {}
+    for hunk in changed_hunks(gold):
+        first.setdefault(hunk.path, set()).update(hunk.lines)
+    return Coverage(
+        files=tuple(files),
+        first={path: tuple(sorted(n)) for path, n in first.items() if path in files},
+        with_source=True,
+        suite=suite,
+    )
 
 
 def measured_result(results: Sequence[RunResult]) -> CoverageResult | None:

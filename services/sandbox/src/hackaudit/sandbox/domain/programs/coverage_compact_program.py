@@ -15,7 +15,8 @@ files and lines. This program reads that report where it was written and prints 
 - when the lines' tests would add up to more than `WANTED["max_refs"]` (counted per line, as
   the reader expands them), the lines past that budget are listed in `cut` instead, without
   their tests, so that the reader knows the map is incomplete rather than reading those lines
-  as run by no test.
+  as run by no test. The lines of `WANTED["first"]` (per file) take the budget before any
+  other line of any file: a run over whole files keeps the tests of the lines it is about.
 
 It is the text of a script run by the report script (`coverage_run.report_script`), followed by
 the run's `WANTED` and the call `main(full_report, compact_report)`. It runs under the image's
@@ -57,34 +58,46 @@ def compact(report, wanted, read_source=None):
         measured[_relative(name)] = data
     names = {}  # type: dict[str, int]
     sets = {}  # type: dict[tuple[int, ...], int]
-    refs = 0
     budget = int(wanted.get("max_refs") or 0)
-    files = {}
-    cut = {}
+    first = wanted.get("first") or {}
+    found = []  # type: list[Any]
     for path, lines in sorted(wanted["files"].items()):
         data = measured.get(_relative(path))
         if data is None:
             continue
         keep = None if lines is None else set(lines)
-        contexts = data.get("contexts") or {}
-        executed = {}
-        dropped = []
-        for line in sorted(int(n) for n in data.get("executed_lines") or ()):
-            if keep is not None and line not in keep:
-                continue
-            ran = sorted(set(contexts.get(str(line), ())))
-            tests = tuple(sorted(names.setdefault(t, len(names)) for t in ran))
-            if budget and refs + len(tests) > budget:
-                dropped.append(line)
-                continue
-            refs += len(tests)
-            executed[str(line)] = sets.setdefault(tests, len(sets))
+        executed = [
+            int(n) for n in data.get("executed_lines") or () if keep is None or int(n) in keep
+        ]
         missing = [
             int(n) for n in data.get("missing_lines") or () if keep is None or int(n) in keep
         ]
-        files[path] = {"executed": executed, "missing": sorted(missing)}
-        if dropped:
-            cut[path] = dropped
+        found.append((path, data.get("contexts") or {}, sorted(executed), sorted(missing)))
+    # (priority, file's order, line): the lines asked for first, then file by file, in order
+    order = []  # type: list[tuple[int, int, int]]
+    for index, (path, _, executed, _) in enumerate(found):
+        wanted_first = set(first.get(path) or ())
+        order.extend((0 if line in wanted_first else 1, index, line) for line in executed)
+    refs = 0
+    kept = {}  # type: dict[tuple[int, int], int]
+    dropped = {}  # type: dict[int, list[int]]
+    for _, index, line in sorted(order):
+        ran = sorted(set(found[index][1].get(str(line), ())))
+        tests = tuple(sorted(names.setdefault(t, len(names)) for t in ran))
+        if budget and refs + len(tests) > budget:
+            dropped.setdefault(index, []).append(line)
+            continue
+        refs += len(tests)
+        kept[(index, line)] = sets.setdefault(tests, len(sets))
+    files = {}  # type: dict[str, Any]
+    cut = {}  # type: dict[str, list[int]]
+    for index, (path, _, executed, missing) in enumerate(found):
+        files[path] = {
+            "executed": {str(n): kept[(index, n)] for n in executed if (index, n) in kept},
+            "missing": missing,
+        }
+        if index in dropped:
+            cut[path] = sorted(dropped[index])
     ordered = sorted(names, key=names.__getitem__)
     result = {
         "format": FORMAT,

@@ -6,12 +6,12 @@ function gold changes that the FAIL_TO_PASS tests execute on gold (gold's own li
 mutated with `mutation`'s operators, and the mutant applied on top of gold is a wrong patch the
 tests may accept — the fix is there, and the code around it is broken.
 
-The diff carries only hunk context, so this works from a coverage run of gold that returned the
-changed files' text (`Coverage.with_source`): gold's changed functions are found in that text
-(AST), the lines its tests executed come from the same run, and the base file is that text with
-gold's hunks reversed. Each candidate is a diff from the base: gold's changes plus the mutation.
-Lines nearest gold's change come first (the code the fix feeds or is fed by), one mutant of
-every line before a second of any.
+The diff carries only hunk context, so this works from gold's coverage run of the graded tests
+(`coverage_map.invocation`: the files gold changes, whole, with their text): gold's changed
+functions are found in that text (AST), the lines its tests executed come from the same run,
+and the base file is that text with gold's hunks reversed. Each candidate is a diff from the
+base: gold's changes plus the mutation. Lines nearest gold's change come first (the code the fix
+feeds or is fed by), one mutant of every line before a second of any.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from hackaudit.attacker.domain.confirm import coverage_map
 from hackaudit.attacker.domain.generate.strategies import mutation
 from hackaudit.attacker.domain.generate.strategies.base import gold_id, make_candidate, unique
 from hackaudit.attacker.domain.reading import diffs, pysource
 from hackaudit.shared.anatomy import FileDiff, LineKind, Patch, is_test_path
 from hackaudit.shared.contracts import (
     Candidate,
-    Coverage,
     CoverageResult,
     RunResult,
     RunStatus,
@@ -38,8 +38,9 @@ NAME = "mutation_beyond_gold"
 PER_LINE = 2  # mutants per line and operator
 LIMIT = 60
 MAX_LINES = 40  # the executed lines nearest gold's that are mutated
-# Where gold's coverage run with the files' text is kept among gold's runs.
-GOLD_RUN_KEY = "coverage-source"
+# Where gold's coverage run with the files' text is kept among gold's runs: the graded tests'
+# coverage map of gold's change.
+GOLD_RUN_KEY = coverage_map.GOLD_RUN_KEY
 
 _PARAMS = re.compile(r"\[.*\]$")
 
@@ -236,13 +237,6 @@ def source_files(task: Task) -> tuple[str, ...]:
     except diffs.DiffError:
         return ()
     return tuple(f.path for f in gold.files if _modifies_source(f))
-
-
-def invocation(task: Task) -> Coverage | None:
-    """Gold's coverage run of the graded tests over the whole of the files gold changes, with
-    their text (None: gold changes no Python source file)."""
-    files = source_files(task)
-    return Coverage(files=files, with_source=True) if files else None
 
 
 def measured(runs: Sequence[RunResult]) -> CoverageResult | None:
