@@ -8,7 +8,6 @@ import configparser
 import hashlib
 import json
 import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -375,21 +374,24 @@ def test_sources_are_sent_when_asked_and_a_file_over_its_cap_is_left_out_whole(
     assert read_compact(_compact(report, plain, texts), plain).sources == {}
 
 
-def test_the_report_script_compacts_the_full_report_with_the_runs_request(
-    tmp_path: Any,
-) -> None:
+def test_the_report_script_reads_the_combined_data_with_the_runs_request() -> None:
+    """No full JSON report is written (a few thousand tests' names over a large module fill the
+    run's writable space): the program reads the combined data through coverage.py's API, from
+    the kit unpacked for the step (run for real by the sandbox's integration tests)."""
     invocation = Coverage(files=("m.py",), lines={"m.py": (5, 9)})
     source = coverage_run.compact_program(invocation)
-    full, compact = tmp_path / "full.json", tmp_path / "compact.json"
-    full.write_text(REPORT)
-    subprocess.run(
-        [sys.executable, "-", str(full), str(compact)], input=source, text=True, check=True
+    assert source.rstrip().endswith("main(sys.argv[1], sys.argv[2], sys.argv[3])")
+    assert json.loads(source.split("WANTED = json.loads(", 1)[1].split(")\n", 1)[0][1:-1]) == (
+        wanted(invocation)
     )
-    result = read_compact(compact.read_text(), invocation)
-    assert set(result.files["m.py"].executed) == {5, 9}
-    assert set(result.tests_of("m.py", 9)) == {ADD, MUL}
     script = coverage_run.report_script(("cd /testbed",), invocation, KIT)
-    assert source.rstrip("\n") in script and "<<'HACKAUDIT_COMPACT'" in script
+    assert source.rstrip("\n") in script
+    assert (
+        "hackaudit_run - \"$PWD/coverage-lib\" report.rc coverage.json <<'HACKAUDIT_COMPACT'"
+        in (script)
+    )
+    assert not any(line.startswith("hackaudit_coverage json") for line in script.splitlines())
+    compile(source, "coverage-compact.py", "exec")
 
 
 def test_the_report_step_runs_nothing_the_measured_run_could_write() -> None:

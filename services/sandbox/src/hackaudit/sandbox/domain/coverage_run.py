@@ -34,14 +34,15 @@ isolated (`-I -S`: no `PYTHON*` variables, no user or site packages, no script o
 directory on `sys.path`) from the new directory; coverage.py is unpacked there from the wheel
 the sandbox sent, checked against its SHA-256 in the script; its configuration is the
 script's own; and the processes' data files — regular files only — are copied there and read
-as data. Then `coverage combine`, `coverage json --show-contexts`, and the compaction program
-(`programs.coverage_compact_program`, its text and the run's request are part of the script,
-read before the tests ran), which keeps only the files and lines asked for, names each test
-once and adds the files' text when asked (`Coverage.with_source`); the wrapper sends that
-compact report base64-encoded after its nonce marker (`coverage`), never through the runner's
-output. coverage.py's full report of a few hundred tests over a large module runs to
-megabytes; the compact one stays within the size of a message on the bus (`MAX_REFS`,
-`SOURCE_CAP`, `SOURCES_CAP`).
+as data. Then `coverage combine`, and the compaction program (`programs.coverage_compact_program`,
+its text and the run's request are part of the script, read before the tests ran), which reads
+the combined data through coverage.py's API, keeps only the files and lines asked for, names
+each test once and adds the files' text when asked (`Coverage.with_source`); the wrapper sends
+that compact report base64-encoded after its nonce marker (`coverage`), never through the
+runner's output. Written out whole, as coverage.py's `json --show-contexts` report, a few
+thousand tests over a large module run to hundreds of megabytes (a sympy suite's filled the
+run's writable space); the compact one stays within the size of a message on the bus
+(`MAX_REFS`, `SOURCE_CAP`, `SOURCES_CAP`).
 
 The tests' own code runs in the measured processes and as the same user, so it can still
 falsify its own measurements — the data files, or the files' text — while it runs; it cannot
@@ -73,7 +74,6 @@ REPORT_SCRIPT = "coverage-report.sh"
 LIBRARY = "coverage-lib"
 DATA = "coverage-data"
 REPORT = "coverage.json"
-FULL_REPORT = "coverage-full.json"
 COMPACT_FORMAT = "hackaudit-coverage-1"
 # A result travels in one bus message (NATS: 1 MB by default), with the run's other fields.
 # Executed lines' tests, counted per line as the reader expands them: past this many, the lines
@@ -218,7 +218,7 @@ def wanted(invocation: Coverage) -> dict[str, Any]:
 def compact_program(invocation: Coverage) -> str:
     """The compaction program with this run's request (`programs.coverage_compact_program`)."""
     request = json.dumps(wanted(invocation), sort_keys=True)
-    call = "main(sys.argv[1], sys.argv[2])"
+    call = "main(sys.argv[1], sys.argv[2], sys.argv[3])"
     return f"{_compact_program()}\n\nWANTED = json.loads({request!r})\n{call}\n"
 
 
@@ -330,8 +330,7 @@ def report_script(
         f"-exec cp -- {{}} {DATA}/ \\; || exit 1",
         f'hackaudit_coverage() {{ hackaudit_run -c "{_COVERAGE_MAIN}" "$PWD/{LIBRARY}" "$@"; }}',
         f"hackaudit_coverage combine {rc} || exit 1",
-        f"hackaudit_coverage json {rc} --show-contexts -o {FULL_REPORT} >/dev/null || exit 1",
-        f"hackaudit_run - {FULL_REPORT} {REPORT} <<'HACKAUDIT_COMPACT'",
+        f"hackaudit_run - \"$PWD/{LIBRARY}\" report.rc {REPORT} <<'HACKAUDIT_COMPACT'",
         compact_program(invocation).rstrip("\n"),
         "HACKAUDIT_COMPACT",
     ]

@@ -1,9 +1,12 @@
-"""Cuts coverage.py's JSON report down to what a coverage run asked for, inside the container.
+"""Reads a coverage run's data down to what the run asked for, inside the container.
 
-coverage.py's `json --show-contexts` report lists, for every executed line of every measured
-file, the name of every test function that ran it: a run of a few hundred tests over a large
-module writes megabytes (more than the run's report cap), although the run asked about a few
-files and lines. This program reads that report where it was written and prints a compact one:
+For every executed line of every measured file, coverage.py's data hold the name of every test
+function that ran it: a run of a few thousand tests over a large module holds hundreds of
+megabytes of names once written out as coverage.py's JSON report (`json --show-contexts`; a
+sympy suite's filled the run's writable space), although the run asked about a few files and
+lines. So this program reads the combined data file itself, through coverage.py's API
+(`measured`: the files of interest only, each line's tests, the statements never run), and
+writes a compact report:
 
 - only the files asked for (`WANTED["files"]`, repository paths) and, where lines are given,
   only those lines;
@@ -19,7 +22,8 @@ files and lines. This program reads that report where it was written and prints 
   other line of any file: a run over whole files keeps the tests of the lines it is about.
 
 It is the text of a script run by the report script (`coverage_run.report_script`), followed by
-the run's `WANTED` and the call `main(full_report, compact_report)`. It runs under the image's
+the run's `WANTED` and the call `main(library, rcfile, compact_report)`: coverage.py unpacked in
+`library`, the report step's configuration (its data file) in `rcfile`. It runs under the image's
 own interpreter, so it is written for any Python 3 from 3.6: no f-strings, no variable
 annotations, nothing but the standard library.
 """
@@ -141,10 +145,38 @@ def _read(path):
         return None
 
 
-def main(source, target):
-    # type: (str, str) -> None
-    with open(source, "r") as handle:
-        report = json.load(handle)
+def measured(library, rcfile, wanted):
+    # type: (str, str, dict[str, Any]) -> dict[str, Any]
+    """The files of interest in the run's combined data, shaped as coverage.py's JSON report
+    (`executed_lines`, `missing_lines`, `contexts`: line -> test names), read through its API."""
+    sys.path.insert(0, library)
+    import coverage  # type: ignore[import-not-found]  # the kit's, in the report step
+
+    cov = coverage.Coverage(config_file=rcfile)
+    cov.load()
+    data = cov.get_data()
+    files = {}
+    for name in data.measured_files():
+        if _relative(name) not in wanted["files"]:
+            continue
+        lines = set(data.lines(name) or ())
+        try:
+            _, statements, _, missing, _ = cov.analysis2(name)
+            executed = sorted(set(statements) - set(missing))
+        except Exception:  # its text is gone: the lines as recorded
+            executed, missing = sorted(lines), []
+        contexts = data.contexts_by_lineno(name)
+        files[name] = {
+            "executed_lines": executed,
+            "missing_lines": sorted(missing),
+            "contexts": {str(n): list(c) for n, c in contexts.items()},
+        }
+    return {"meta": {"version": coverage.__version__}, "files": files}
+
+
+def main(library, rcfile, target):
+    # type: (str, str, str) -> None
+    report = measured(library, rcfile, WANTED)
     result = compact(report, WANTED, _read)
     with open(target, "w") as handle:
         json.dump(result, handle, separators=(",", ":"))
