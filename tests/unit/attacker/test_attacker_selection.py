@@ -151,7 +151,8 @@ def test_coverage_names_map_to_node_ids_whatever_the_module_name_pytest_gave() -
         (RunnerKind.PYTEST, {ADD_T, MUL_T}, ("pkg/tests/test_ops.py::OpsTest::test_add",
                                               "pkg/tests/test_ops.py::test_mul")),
         (RunnerKind.PYTEST, {"pkg.tests.test_gone.test_x"}, None),
-        (RunnerKind.SYMPY, {ADD_T, MUL_T}, ("pkg/tests/test_ops.py",)),
+        (RunnerKind.SYMPY, {ADD_T, MUL_T}, ("pkg/tests/test_ops.py::test_add",
+                                             "pkg/tests/test_ops.py::test_mul")),
         (RunnerKind.UNITTEST, {ADD_T}, None),
     ],
 )  # fmt: skip
@@ -209,6 +210,10 @@ def test_past_the_limit_of_selected_tests_only_the_first_run_and_the_rest_is_cou
     assert chosen is not None and chosen.tests == (ADD_T, MUL_T)
     assert chosen.run == ("pkg/tests/test_ops.py::OpsTest::test_add",)
     assert chosen.left_out == 1
+    # sympy's runner is given its tests one by one too (file and function), within the limit
+    sympy = select(_task(), _candidate(MUL_CHANGED), _map(), RunnerKind.SYMPY, (), limit=1)
+    assert sympy is not None and sympy.run == ("pkg/tests/test_ops.py::test_add",)
+    assert sympy.left_out == 1
 
 
 def test_tests_closest_to_the_change_come_first_and_files_take_turns() -> None:
@@ -255,7 +260,8 @@ def test_golds_side_of_a_selection_is_the_coverage_runs_statuses_of_those_tests(
         tests={"test_neg": TestStatus.PASSED, "test_x": TestStatus.PASSED},
     )
     files = selection.Selection(
-        tests=("pkg.tests.test_ops.test_neg",), run=("pkg/tests/test_ops.py",)
+        tests=("pkg.tests.test_ops.test_neg", "pkg.tests.test_ops.test_x"),
+        run=("pkg/tests/test_ops.py::test_neg",),
     )
     found = selection.gold_reference(sympy, files)
     assert found is not None and set(found.tests) == {"test_neg"}

@@ -736,3 +736,25 @@ def test_an_added_modules_results_are_not_checked_against_the_runners_summary(ki
     run = command_for(task, added, run_test_patch(task, added, None), JUNIT)
     graded = command_for(task, Grade(), task.test_patch, JUNIT)
     assert (run.checks_summary, graded.checks_summary) == (False, True)
+
+
+def test_sympys_runner_runs_given_test_functions_as_their_files_with_keywords() -> None:
+    """A selection of sympy tests (`file::function`) runs their files with `-k`: sympy's
+    `bin/test` runs the functions whose names hold one of the keywords."""
+    suite = Suite(
+        dirs=("sympy/core/tests",),
+        files=(
+            "sympy/core/tests/test_expr.py::test_eq",
+            "sympy/core/tests/test_sympify.py::test_sympify2",
+            "sympy/core/tests/test_expr.py::test_ne",
+        ),
+    )
+    built = command_for(SHAPES["sympy"], suite, SHAPES["sympy"].test_patch, None)
+    assert built.command == (
+        "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose"
+        " sympy/core/tests/test_expr.py sympy/core/tests/test_sympify.py"
+        " -k test_eq test_sympify2 test_ne"
+    )
+    files = Suite(dirs=("sympy/core/tests",), files=("sympy/core/tests/test_expr.py",))
+    plain = command_for(SHAPES["sympy"], files, SHAPES["sympy"].test_patch, None)
+    assert " -k" not in plain.command

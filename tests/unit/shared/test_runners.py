@@ -7,7 +7,13 @@ from typing import Any
 import pytest
 
 from hackaudit.shared.contracts import Task
-from hackaudit.shared.runners import RunnerKind, files_of_tests, runner_of, takes_test_files
+from hackaudit.shared.runners import (
+    RunnerKind,
+    files_of_tests,
+    ids_of_tests,
+    runner_of,
+    takes_test_files,
+)
 from hackaudit.shared.swebench_specs import repo_test_command
 
 
@@ -69,6 +75,23 @@ def test_the_files_of_failed_tests_come_from_their_names_or_the_runners_headers(
     # a failure reported without its file, or a unittest name: no file is known
     assert files_of_tests(["test_sympify2", "test_gone"], reported) is None
     assert files_of_tests(["test_x (tests.test_a.T)"], []) is None
+
+
+def test_failed_tests_are_given_back_as_ids_a_wider_suite_runs_one_by_one() -> None:
+    assert ids_of_tests(["tests/test_a.py::T::test_y[1]"], []) == ["tests/test_a.py::T::test_y[1]"]
+    reported = [
+        "test_sympify2",
+        "sympy/core/tests/test_sympify.py:test_sympify2",
+        "test_issue_1",
+        "sympy/core/tests/test_expr.py:test_issue_1",
+        "sympy/core/tests/test_basic.py:test_issue_1",
+    ]
+    assert ids_of_tests(["test_sympify2", "test_issue_1"], reported) == [
+        "sympy/core/tests/test_sympify.py::test_sympify2",
+        "sympy/core/tests/test_expr.py::test_issue_1",
+        "sympy/core/tests/test_basic.py::test_issue_1",
+    ]
+    assert ids_of_tests(["test_sympify2", "test_gone"], reported) is None
 
 
 DJANGO = "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1"

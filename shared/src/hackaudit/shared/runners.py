@@ -78,6 +78,26 @@ def node_id_file(test: str) -> str | None:
     return path if sep and path.endswith(".py") else None
 
 
+def ids_of_tests(tests: Iterable[str], reported: Iterable[str]) -> list[str] | None:
+    """The tests as ids a wider suite takes (`Suite.files`), or None when one's file is not
+    known: pytest node ids as they are; a sympy test as `file::function`, its file from the
+    traceback header its run reported (`path.py:test_y`, see `files_of_tests`)."""
+    headers: dict[str, list[str]] = {}
+    for name in reported:
+        if (header := file_header(name)) is not None:
+            headers.setdefault(header[1], []).append(header[0])
+    ids: list[str] = []
+    for test in tests:
+        if node_id_file(test) is not None:
+            found = [test]
+        else:
+            found = [f"{path}::{test}" for path in headers.get(test, [])]
+        if not found:
+            return None
+        ids.extend(i for i in found if i not in ids)
+    return ids
+
+
 def files_of_tests(tests: Iterable[str], reported: Iterable[str]) -> list[str] | None:
     """The test files that hold `tests`, or None when one's file is not known.
 

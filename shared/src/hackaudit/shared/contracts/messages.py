@@ -442,8 +442,9 @@ class Capture(_AddedModule):
 
 class Suite(BaseModel):
     """The task's wider test suite, run by the task's own runner and read by its parser: the
-    test directories in `dirs` (none: the whole repository), or only the test files in `files`
-    (a rerun; only for runners that take test files, see `hackaudit.shared.runners`)."""
+    test directories in `dirs` (none: the whole repository), or only the test files or tests
+    in `files` (pytest node ids; `file::function` for sympy's runner; only for runners that take
+    test files, see `hackaudit.shared.runners`)."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -69,7 +69,13 @@ from hackaudit.shared.contracts import (
     Task,
     TestStatus,
 )
-from hackaudit.shared.runners import file_header, files_of_tests, node_id_file, runner_of
+from hackaudit.shared.runners import (
+    file_header,
+    files_of_tests,
+    ids_of_tests,
+    runner_of,
+    takes_test_files,
+)
 
 REQUESTED_BY = "attacker"
 # What a test that fails on a candidate reports (skipped and expected failures are not failures).
@@ -522,10 +528,11 @@ class Confirmer:
         files = files_of_tests(failing, result.tests)
         if files is None:
             return result, None
-        # pytest runs the failing tests themselves
-        if all(node_id_file(t) is not None for t in failing):
-            focused: Suite | None = Suite(dirs=suite.dirs, files=tuple(failing))
-            targets, what = tuple(failing), f"those {len(failing)} tests"
+        # pytest and sympy's runner run the failing tests themselves
+        ids, kind = ids_of_tests(failing, result.tests), runner_of(self._task)
+        if ids is not None and kind is not None and takes_test_files(kind):
+            focused: Suite | None = Suite(dirs=suite.dirs, files=tuple(ids))
+            targets, what = tuple(ids), f"those {len(failing)} tests"
         else:
             focused = probes.suite(self._task, self._config.suite_scope.value, files)
             targets, what = tuple(files), f"their {len(files)} test files"

@@ -10,7 +10,9 @@ the files that hold the tests a candidate broke: `Suite.files`, for runners that
   `tests/test_x.py::T::test_a`) as paths; the sandbox then adds the JUnit report, and to
   directories the test patch's files, as for a graded run. A wrapper
   that hands what follows `--` to pytest (`tox --current-env -e py39 --`) gets the paths there;
-- sympy: `bin/test` (the task's command or the SWE-bench one) on the paths;
+- sympy: `bin/test` (the task's command or the SWE-bench one) on the paths; tests given as
+  `file::function` run as their files with `-k` and the functions (sympy's runner runs the
+  functions whose names contain a keyword, so a name that is a prefix of another runs both);
 - unittest: discovery from the one test directory (else the repository's root);
 - Django: `runtests.py` on the labels of the test directories (`tests/admin_views` ->
   `admin_views`), or on every app.
@@ -51,7 +53,7 @@ def command(task: Task, kind: RunnerKind, suite: Suite) -> Built | None:
     if kind is RunnerKind.PYTEST:
         return _pytest(task, paths)
     if kind is RunnerKind.SYMPY:
-        return Built(_named(task, SYMPY_COMMAND, paths), takes_directives=False)
+        return Built(_sympy(task, paths), takes_directives=False)
     if kind is RunnerKind.UNITTEST:
         return Built(_unittest(task, suite.dirs), takes_directives=False)
     return Built(_named(task, DJANGO_COMMAND, _django_labels(suite.dirs)), False)
@@ -92,6 +94,14 @@ def _options(tokens: Sequence[str]) -> list[str]:
             continue
         kept.append(tok)
     return kept
+
+
+def _sympy(task: Task, paths: Sequence[str]) -> str:
+    """`bin/test` on the paths; `file::function` ones as their files and `-k` the functions."""
+    files = list(dict.fromkeys(p.split("::", 1)[0] for p in paths))
+    names = list(dict.fromkeys(p.split("::", 1)[1] for p in paths if "::" in p))
+    command = _named(task, SYMPY_COMMAND, files)
+    return f"{command} -k {shlex.join(names)}" if names else command
 
 
 def _unittest(task: Task, dirs: Sequence[str]) -> str:

@@ -15,7 +15,8 @@ gold's lines, so a candidate's wider suite needs only the tests that execute its
 3. *The tests* (`executing_tests`) that execute any of those lines on gold, as coverage.py names
    them (`pkg.tests.test_x.TestC.test_a`), turned into what the task's runner takes
    (`runnable`): pytest node ids (`pkg/tests/test_x.py::TestC::test_a`) matched against the
-   tests the coverage run itself reported, or test files for sympy's runner. A change on a line
+   tests the coverage run itself reported, or for sympy's runner the test file and function
+   (`pkg/tests/test_x.py::test_a`: the file, run with `-k test_a`). A change on a line
    most of the suite runs selects hundreds of tests: past a limit (`MAX_NODE_IDS` by default),
    those closest to the change run (`ranked`: the tests that execute its statements before
    those that only run its function, test modules named after a changed module first, files
@@ -270,8 +271,9 @@ def runnable(
     kind: RunnerKind, tests: Iterable[str], reported: Iterable[str], dirs: Sequence[str] = ()
 ) -> tuple[str, ...] | None:
     """The runner's arguments that run `tests` (coverage.py's names, in order of preference),
-    from the names the coverage run reported (`reported`): pytest node ids, or test files for
-    sympy's runner; None when a test cannot be matched or the runner takes no test files."""
+    from the names the coverage run reported (`reported`): pytest node ids, or for sympy's
+    runner `file::function` (its file, run with `-k function`); None when a test cannot be
+    matched or the runner takes no test files."""
     if kind is RunnerKind.PYTEST:
         ids = node_ids(reported)
         found: dict[str, None] = {}
@@ -282,13 +284,13 @@ def runnable(
             found.update(dict.fromkeys(sorted(matched)))
         return tuple(found)
     if kind is RunnerKind.SYMPY:
-        files = set()
+        chosen: dict[str, None] = {}
         for test in tests:
             path = module_file(test, dirs)
             if path is None:
                 return None
-            files.add(path)
-        return tuple(sorted(files))
+            chosen[f"{path}::{test.rsplit('.', 1)[-1]}"] = None
+        return tuple(chosen)
     return None
 
 
@@ -334,8 +336,9 @@ def select(
     dirs: Sequence[str] = (),
     limit: int = MAX_NODE_IDS,
 ) -> Selection | None:
-    """The repository tests that can tell `candidate` from gold, at most `limit` pytest node ids
-    of them; None when the map cannot say, and the whole suite should run."""
+    """The repository tests that can tell `candidate` from gold, at most `limit` of them (pytest
+    node ids, sympy's file and function); None when the map cannot say, and the whole suite
+    should run."""
     lines = gold_lines(task, candidate)
     if lines is None or not measured.per_test or at_import(lines, measured):
         return None
@@ -347,8 +350,8 @@ def select(
     direct = executing_tests(with_heads(lines, measured.sources), measured) or set()
     order = ranked(tests, direct, tuple(lines))
     run = runnable(kind, order, reported, dirs)
-    if run is None or kind is not RunnerKind.PYTEST:
-        return Selection(tests=tuple(sorted(tests)), run=None if run is None else tuple(run))
+    if run is None:
+        return Selection(tests=tuple(sorted(tests)), run=None)
     kept = spread(run)[:limit]
     return Selection(
         tests=tuple(sorted(tests)), run=tuple(sorted(kept)), left_out=len(run) - len(kept)
@@ -509,4 +512,4 @@ def _selected(name: str, chosen: Selection) -> bool:
     if "::" in name:
         node = _PARAMETERS.sub("", name)
         return node in run or name.split("::", 1)[0] in run
-    return name in {t.rsplit(".", 1)[-1] for t in chosen.tests}
+    return name in {r.rsplit("::", 1)[-1] for r in run}
