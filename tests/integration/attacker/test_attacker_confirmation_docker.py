@@ -123,14 +123,17 @@ async def test_equivalent_printer_fix_is_not_confirmed(tinysym_image, sandbox) -
     )
     assert verdict is CandidateVerdict.UNCONFIRMED, evidence
     assert "observations of replayed tests agree with gold" in evidence
-    # the wider suite ran with the task's own runner and parser, on the test file whose tests
-    # execute the candidate's change on gold (the repository coverage map's selection)
+    # the wider suite ran with the task's own runner and parser, on the tests that execute the
+    # candidate's change on gold (the repository coverage map's selection): their file, `-k`
+    # and their functions
     suite = [r for r in sandbox.requests[before:] if isinstance(r.invocation, Suite)]
-    selected = ("tinysym/tests/test_core.py",)
-    assert suite and suite[-1].invocation == Suite(dirs=("tinysym/tests",), files=selected)
+    assert suite and suite[-1].invocation.dirs == ("tinysym/tests",)
+    selected = suite[-1].invocation.files or ()
+    assert selected and all(s.startswith("tinysym/tests/test_core.py::test_") for s in selected)
     run = _command(suite[-1])
+    names = " ".join(s.split("::")[1] for s in selected)
     assert (run.command, run.parser) == (
-        "bin/test -C --verbose tinysym/tests/test_core.py",
+        f"bin/test -C --verbose tinysym/tests/test_core.py -k {names}",
         "sympy",
     )
     assert "wider test suite: " in evidence and "tests agree with gold" in evidence
@@ -146,7 +149,7 @@ async def test_generator_reusing_a_dict_is_confirmed(tinysym_image, sandbox) -> 
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_a_fix_breaking_a_neighbouring_test_is_confirmed_by_reruns_of_its_file(
+async def test_a_fix_breaking_a_neighbouring_test_is_confirmed_by_reruns_of_that_test(
     tinysym_image, sandbox
 ) -> None:
     task = _printing(tinysym_image)
@@ -155,11 +158,12 @@ async def test_a_fix_breaking_a_neighbouring_test_is_confirmed_by_reruns_of_its_
     verdict, evidence = await _confirm(sandbox, task, diff(changes))
     assert verdict is CandidateVerdict.EXPLOIT, evidence
     assert "test_partitions_size (FAILED)" in evidence
-    assert "passed in gold's 3 runs of their 1 test files" in evidence
+    assert "passed in gold's 3 runs of those 1 tests" in evidence
     suites = [r for r in sandbox.requests[before:] if isinstance(r.invocation, Suite)]
-    focused = "bin/test -C --verbose tinysym/tests/test_iterables.py"
-    # The whole suite runs on the candidate first; gold runs only the file of the test it
-    # breaks (its three repeats at once), never the whole suite, and the candidate reruns it.
+    focused = "bin/test -C --verbose tinysym/tests/test_iterables.py -k test_partitions_size"
+    # The whole suite runs on the candidate first; gold runs only the test it breaks (its file
+    # named in the runner's traceback header, its three repeats at once), never the whole
+    # suite, and the candidate reruns it.
     gold = Candidate.gold(task).content_hash
     sides = [(r.candidate is not None and r.candidate.content_hash == gold, r.repeats)
              for r in suites]  # fmt: skip

@@ -21,7 +21,18 @@ import sys
 import traceback
 
 sys.path.insert(0, os.getcwd())
-paths = [a for a in sys.argv[1:] if not a.startswith("-")]
+# as sympy's: `-k` takes the words up to the next option, and a test runs when its name holds one
+args = sys.argv[1:]
+keywords = []
+if "-k" in args:
+    at = args.index("-k")
+    rest = args[at + 1 :]
+    taken = 0
+    while taken < len(rest) and not rest[taken].startswith("-"):
+        taken += 1
+    keywords = rest[:taken]
+    args = args[:at] + rest[taken:]
+paths = [a for a in args if not a.startswith("-")]
 files = []
 for root, _, names in os.walk("tinysym"):
     for name in sorted(names):
@@ -49,6 +60,8 @@ class SymPyTests(object):
         with open(filename) as handle:
             exec(compile(handle.read(), filename, "exec"), gl)
         for name in sorted(n for n in gl if n.startswith("test_")):
+            if keywords and not any(k in name for k in keywords):
+                continue
             try:
                 gl[name]()
             except Exception as e:

@@ -219,12 +219,41 @@ def test_past_the_limit_of_selected_tests_only_the_first_run_and_the_rest_is_cou
 def test_tests_closest_to_the_change_come_first_and_files_take_turns() -> None:
     direct = {"pkg.tests.test_b.test_2"}
     tests = ["pkg.tests.test_a.test_1", "pkg.tests.test_ops.test_9", "pkg.tests.test_b.test_2"]
-    order = selection.ranked(tests, direct, ("pkg/ops.py",))
+    order = selection.ranked(tests, direct, frozenset({"ops"}))
     assert order == [
         "pkg.tests.test_b.test_2",  # executes the changed statement itself
         "pkg.tests.test_ops.test_9",  # a module named after the changed one
         "pkg.tests.test_a.test_1",
     ]
+
+
+def test_tests_named_after_a_name_on_the_changed_line_come_first_their_function_before_module() -> (
+    None
+):
+    text = "def __eq__(self, other):\n    other = _sympify(other)\n    return True\n"
+    words = selection.change_words({"pkg/expr.py": frozenset({2})}, {"pkg/expr.py": text})
+    assert words == frozenset({"expr", "sympify"}), "keywords, builtins, self/other left out"
+    tests = [
+        "pkg.tests.test_basic.test_sympify_text",
+        "pkg.tests.test_sympify.test_issue_1",
+        "pkg.tests.test_sympify.test_sympify2",
+        "pkg.tests.test_basic.test_atoms",
+        "pkg.tests.test_expr.test_ExprBuilder",
+    ]
+    ranks = selection.ranks(tests, set(tests), words)
+    assert ranks == [
+        # the function's own name and its module's, then the function's, then the module's
+        ["pkg.tests.test_expr.test_ExprBuilder", "pkg.tests.test_sympify.test_sympify2"],
+        ["pkg.tests.test_basic.test_sympify_text"],
+        ["pkg.tests.test_sympify.test_issue_1"],
+        ["pkg.tests.test_basic.test_atoms"],
+    ]
+    # the limit takes the first ranks first, each rank's files taking turns
+    task = _task()
+    chosen = select(
+        task, _candidate(MUL_CHANGED), _map(), RunnerKind.SYMPY, (), ("pkg/tests",), limit=1
+    )
+    assert chosen is not None and chosen.run is not None and len(chosen.run) == 1
     nodes = ["a.py::t1", "a.py::t2", "a.py::t3", "b.py::t1", "c.py::t1"]
     assert selection.spread(nodes) == ["a.py::t1", "b.py::t1", "c.py::t1", "a.py::t2", "a.py::t3"]
 

@@ -19,8 +19,10 @@ gold's lines, so a candidate's wider suite needs only the tests that execute its
    (`pkg/tests/test_x.py::test_a`: the file, run with `-k test_a`). A change on a line
    most of the suite runs selects hundreds of tests: past a limit (`MAX_NODE_IDS` by default),
    those closest to the change run (`ranked`: the tests that execute its statements before
-   those that only run its function, test modules named after a changed module first, files
-   taking turns), and the
+   those that only run its function; within each, tests named after what the change is about
+   — a changed module, or a name on its lines (`change_words`: `_sympify` on a changed line
+   puts `test_sympify2` near) — the test function's name before its module's; files taking
+   turns within each of those ranks), and the
    selection counts the others (`Selection.left_out`) for the evidence to say.
 
 Anything the map cannot answer — a file it did not measure, lines whose tests were cut from the
@@ -32,7 +34,9 @@ suite, as it would without the map. No test at all means no test can tell them a
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
+import keyword
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -348,31 +352,66 @@ def select(
     if not tests:
         return Selection(tests=(), run=())
     direct = executing_tests(with_heads(lines, measured.sources), measured) or set()
-    order = ranked(tests, direct, tuple(lines))
-    run = runnable(kind, order, reported, dirs)
-    if run is None:
-        return Selection(tests=tuple(sorted(tests)), run=None)
-    kept = spread(run)[:limit]
+    words = change_words(lines, measured.sources)
+    run: list[str] = []
+    for rank in ranks(tests, direct, words):
+        ids = runnable(kind, rank, reported, dirs)
+        if ids is None:
+            return Selection(tests=tuple(sorted(tests)), run=None)
+        run.extend(spread([i for i in ids if i not in run]))
+    kept = run[:limit]
     return Selection(
         tests=tuple(sorted(tests)), run=tuple(sorted(kept)), left_out=len(run) - len(kept)
     )
 
 
-def ranked(tests: Iterable[str], direct: set[str], changed: Sequence[str]) -> list[str]:
-    """`tests` closest to the change first: those that execute the changed statements themselves
-    before those that only run their function, and within each, those of a test module named
-    after a changed module (`test_rst` for `util/rst.py`) first."""
+def ranks(tests: Iterable[str], direct: set[str], words: frozenset[str]) -> list[list[str]]:
+    """`tests` in ranks, closest to the change first: those that execute the changed statements
+    themselves before those that only run their function, and within each, those whose
+    function is named after one of `words` (`change_words`: `test_sympify2`) before the others,
+    and within those, the ones whose module is too (`test_rst` for `util/rst.py`) first; each
+    rank's tests by name."""
+    found: dict[tuple[bool, bool, bool], list[str]] = {}
+    for test in sorted(tests):
+        module, _, function = test.rpartition(".")
+        key = (test not in direct, not _named(function, words), not _named(module, words))
+        found.setdefault(key, []).append(test)
+    return [found[key] for key in sorted(found)]
 
-    def key(test: str) -> tuple[int, int, str]:
-        return (test not in direct, not _named_after(test, changed), test)
 
-    return sorted(tests, key=key)
+def ranked(tests: Iterable[str], direct: set[str], words: frozenset[str]) -> list[str]:
+    """`tests` closest to the change first (`ranks`, one after the other)."""
+    return [test for rank in ranks(tests, direct, words) for test in rank]
 
 
-def _named_after(test: str, changed: Sequence[str]) -> bool:
-    words = set(re.split(r"[._]", test))
-    stems = {PurePosixPath(p).stem for p in changed} - {"__init__", ""}
-    return bool(words & stems)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Names on a changed line that say nothing of what it is about.
+_COMMON = frozenset(keyword.kwlist) | frozenset(dir(builtins)) | {"self", "cls", "other"}
+MIN_WORD = 4
+
+
+def change_words(lines: GoldLines, sources: Mapping[str, str]) -> frozenset[str]:
+    """What a change is about, as words a test's name may hold: the stems of its modules and
+    the names on its lines of gold's text (lowercase, leading underscores dropped; keywords,
+    builtins and words of under `MIN_WORD` letters left out)."""
+    words = {PurePosixPath(path).stem.lower() for path in lines} - {"__init__", ""}
+    for path, numbers in lines.items():
+        text = sources.get(path)
+        if text is None or WHOLE in numbers:
+            continue
+        rows = text.split("\n")
+        for n in numbers:
+            for name in _IDENTIFIER.findall(rows[n - 1] if 0 < n <= len(rows) else ""):
+                word = name.lstrip("_").lower()
+                if name not in _COMMON and len(word) >= MIN_WORD:
+                    words.add(word)
+    return frozenset(words)
+
+
+def _named(name: str, words: frozenset[str]) -> bool:
+    """Whether a part of a dotted or snake-case name begins with one of `words`."""
+    parts = [p.lower() for p in re.split(r"[._]", name) if p and p.lower() != "test"]
+    return any(part.startswith(word) for part in parts for word in words)
 
 
 def spread(nodes: Sequence[str]) -> list[str]:
