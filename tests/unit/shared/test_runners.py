@@ -56,42 +56,37 @@ def test_pytest_and_sympy_take_test_files() -> None:
     assert {k for k in RunnerKind if takes_test_files(k)} == {RunnerKind.PYTEST, RunnerKind.SYMPY}
 
 
+# sympy's runner reports `test_sympify2 F`, and its traceback header names the file
+SYMPY_REPORTED = [
+    "test_sympify2",
+    "sympy/core/tests/test_sympify.py:test_sympify2",
+    "test_issue_1",
+    "sympy/core/tests/test_expr.py:test_issue_1",
+    "sympy/core/tests/test_basic.py:test_issue_1",
+]
+
+
 def test_the_files_of_failed_tests_come_from_their_names_or_the_runners_headers() -> None:
     pytest_names = ["tests/test_a.py::test_x", "tests/test_a.py::T::test_y[1]", "t/test_b.py::z"]
     assert files_of_tests(pytest_names, []) == ["tests/test_a.py", "t/test_b.py"]
-    # sympy's runner reports `test_sympify2 F`, and its traceback header names the file
-    reported = [
-        "test_sympify2",
-        "sympy/core/tests/test_sympify.py:test_sympify2",
-        "test_issue_1",
-        "sympy/core/tests/test_expr.py:test_issue_1",
-        "sympy/core/tests/test_basic.py:test_issue_1",
-    ]
-    assert files_of_tests(["test_sympify2", "test_issue_1"], reported) == [
+    assert files_of_tests(["test_sympify2", "test_issue_1"], SYMPY_REPORTED) == [
         "sympy/core/tests/test_sympify.py",
         "sympy/core/tests/test_expr.py",
         "sympy/core/tests/test_basic.py",
     ]
     # a failure reported without its file, or a unittest name: no file is known
-    assert files_of_tests(["test_sympify2", "test_gone"], reported) is None
+    assert files_of_tests(["test_sympify2", "test_gone"], SYMPY_REPORTED) is None
     assert files_of_tests(["test_x (tests.test_a.T)"], []) is None
 
 
 def test_failed_tests_are_given_back_as_ids_a_wider_suite_runs_one_by_one() -> None:
     assert ids_of_tests(["tests/test_a.py::T::test_y[1]"], []) == ["tests/test_a.py::T::test_y[1]"]
-    reported = [
-        "test_sympify2",
-        "sympy/core/tests/test_sympify.py:test_sympify2",
-        "test_issue_1",
-        "sympy/core/tests/test_expr.py:test_issue_1",
-        "sympy/core/tests/test_basic.py:test_issue_1",
-    ]
-    assert ids_of_tests(["test_sympify2", "test_issue_1"], reported) == [
+    assert ids_of_tests(["test_sympify2", "test_issue_1"], SYMPY_REPORTED) == [
         "sympy/core/tests/test_sympify.py::test_sympify2",
         "sympy/core/tests/test_expr.py::test_issue_1",
         "sympy/core/tests/test_basic.py::test_issue_1",
     ]
-    assert ids_of_tests(["test_sympify2", "test_gone"], reported) is None
+    assert ids_of_tests(["test_sympify2", "test_gone"], SYMPY_REPORTED) is None
 
 
 DJANGO = "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1"

@@ -81,7 +81,7 @@ def node_id_file(test: str) -> str | None:
 def ids_of_tests(tests: Iterable[str], reported: Iterable[str]) -> list[str] | None:
     """The tests as ids a wider suite takes (`Suite.files`), or None when one's file is not
     known: pytest node ids as they are; a sympy test as `file::function`, its file from the
-    traceback header its run reported (`path.py:test_y`, see `files_of_tests`)."""
+    traceback header its run reported (`path.py:test_y`, beside the bare `test_y`)."""
     headers: dict[str, list[str]] = {}
     for name in reported:
         if (header := file_header(name)) is not None:
@@ -104,15 +104,5 @@ def files_of_tests(tests: Iterable[str], reported: Iterable[str]) -> list[str] |
     pytest names carry their file (`tests/test_x.py::test_y`); sympy's runner names a failed
     test's file in its traceback header, which the log parser reports as `path.py:test_y`
     beside the bare `test_y` (`reported` are the names a run reported)."""
-    headers: dict[str, list[str]] = {}
-    for name in reported:
-        if (header := file_header(name)) is not None:
-            headers.setdefault(header[1], []).append(header[0])
-    files: list[str] = []
-    for test in tests:
-        head = node_id_file(test)
-        found = [head] if head is not None else headers.get(test, [])
-        if not found:
-            return None
-        files.extend(f for f in found if f not in files)
-    return files
+    ids = ids_of_tests(tests, reported)
+    return None if ids is None else list(dict.fromkeys(i.split("::", 1)[0] for i in ids))
