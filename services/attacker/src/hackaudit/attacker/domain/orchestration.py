@@ -357,7 +357,7 @@ def budget_note(state: RoundState) -> str:
             f"{beyond} of them mutate lines beyond gold's that the FAIL_TO_PASS tests execute"
         )
     elif state.beyond_gold:
-        why = beyond_gold.why_none(state.gold_runs.get(beyond_gold.GOLD_RUN_KEY, ()))
+        why = beyond_gold.why_none(state.gold_runs.get(coverage_map.GOLD_RUN_KEY, ()))
         parts.append(f"no mutant beyond gold's lines: {why}")
     skipped = state.equivalent_skipped + state.llm_equivalent_skipped
     if skipped:

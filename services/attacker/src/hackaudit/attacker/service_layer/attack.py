@@ -124,7 +124,7 @@ class _Attack:
             pools: dict[Category, list[Candidate]] = {}
             skipped = 0
             found_by = offline_pools(task, self.offline)
-            measured = self.state.gold_runs.get(beyond_gold.GOLD_RUN_KEY)
+            measured = self.state.gold_runs.get(coverage_map.GOLD_RUN_KEY)
             if self.state.beyond_gold and measured is not None:
                 found_by[Category.BEYOND_GOLD] = beyond_gold.from_runs(task, measured)
             for category, found in found_by.items():

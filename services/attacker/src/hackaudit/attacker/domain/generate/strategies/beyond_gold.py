@@ -21,7 +21,6 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from hackaudit.attacker.domain.confirm import coverage_map
 from hackaudit.attacker.domain.generate.strategies import mutation
 from hackaudit.attacker.domain.generate.strategies.base import gold_id, make_candidate, unique
 from hackaudit.attacker.domain.reading import diffs, pysource
@@ -38,9 +37,6 @@ NAME = "mutation_beyond_gold"
 PER_LINE = 2  # mutants per line and operator
 LIMIT = 60
 MAX_LINES = 40  # the executed lines nearest gold's that are mutated
-# Where gold's coverage run with the files' text is kept among gold's runs: the graded tests'
-# coverage map of gold's change.
-GOLD_RUN_KEY = coverage_map.GOLD_RUN_KEY
 
 _PARAMS = re.compile(r"\[.*\]$")
 
