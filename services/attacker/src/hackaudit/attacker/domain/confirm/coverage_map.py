@@ -67,17 +67,19 @@ def invocation(hunks: Sequence[ChangedHunk], whole: Iterable[str] = ()) -> Cover
     runs at import, and which other lines of those functions the tests execute (the mutants
     beyond gold's lines). The changed lines' tests are the last a cut to size drops (`first`).
     None: no source file."""
-    first: dict[str, list[int]] = {}
-    for hunk in hunks:
-        first.setdefault(hunk.path, []).extend(hunk.lines)
+    first = changed_lines(hunks)
     files = sorted(set(first) | set(whole))
     if not files:
         return None
-    return Coverage(
-        files=tuple(files),
-        first={path: tuple(sorted(set(n))) for path, n in first.items()},
-        with_source=True,
-    )
+    return Coverage(files=tuple(files), first=first, with_source=True)
+
+
+def changed_lines(hunks: Sequence[ChangedHunk]) -> dict[str, tuple[int, ...]]:
+    """The hunks' added lines, per file."""
+    found: dict[str, set[int]] = {}
+    for hunk in hunks:
+        found.setdefault(hunk.path, set()).update(hunk.lines)
+    return {path: tuple(sorted(lines)) for path, lines in found.items()}
 
 
 def repository_invocation(gold: Patch, suite: Suite) -> Coverage | None:
@@ -92,12 +94,10 @@ def repository_invocation(gold: Patch, suite: Suite) -> Coverage | None:
     )
     if not files:
         return None
-    first: dict[str, set[int]] = {}
-    for hunk in changed_hunks(gold):
-        first.setdefault(hunk.path, set()).update(hunk.lines)
+    first = changed_lines(changed_hunks(gold))
     return Coverage(
         files=tuple(files),
-        first={path: tuple(sorted(n)) for path, n in first.items() if path in files},
+        first={path: lines for path, lines in first.items() if path in files},
         with_source=True,
         suite=suite,
     )

@@ -353,13 +353,13 @@ def select(
         return Selection(tests=(), run=())
     direct = executing_tests(with_heads(lines, measured.sources), measured) or set()
     words = change_words(lines, measured.sources)
-    run: list[str] = []
+    run: dict[str, None] = {}
     for rank in ranks(tests, direct, words):
         ids = runnable(kind, rank, reported, dirs)
         if ids is None:
             return Selection(tests=tuple(sorted(tests)), run=None)
-        run.extend(spread([i for i in ids if i not in run]))
-    kept = run[:limit]
+        run.update(dict.fromkeys(spread([i for i in ids if i not in run])))
+    kept = list(run)[:limit]
     return Selection(
         tests=tuple(sorted(tests)), run=tuple(sorted(kept)), left_out=len(run) - len(kept)
     )
