@@ -159,12 +159,11 @@ def measured(library, rcfile, wanted):
     for name in data.measured_files():
         if _relative(name) not in wanted["files"]:
             continue
-        lines = set(data.lines(name) or ())
         try:
             _, statements, _, missing, _ = cov.analysis2(name)
             executed = sorted(set(statements) - set(missing))
         except Exception:  # its text is gone: the lines as recorded
-            executed, missing = sorted(lines), []
+            executed, missing = sorted(data.lines(name) or ()), []
         contexts = data.contexts_by_lineno(name)
         files[name] = {
             "executed_lines": executed,
