@@ -216,3 +216,19 @@ async def test_a_wider_suite_is_measured_with_the_tests_its_runner_reported(
     assert "tests.test_ops.OpsTest.test_mul" not in coverage.tests_of(OPS, ADD_LINE)
     assert "tests/test_ops.py::OpsTest::test_add" in result.tests, "node ids to select from"
     assert OPS in coverage.sources
+
+
+async def test_a_wider_suite_narrowed_by_keywords_measures_only_the_tests_named_so(
+    measuring: Runner, calc_image: TaskImage
+) -> None:
+    runner = BIN_TEST.replace('os.walk("tinysym")', 'os.walk("calc")')
+    tests = added_files_patch(
+        {"bin/test": runner, "calc/tests/__init__.py": "", "calc/tests/test_fun.py": SYMPY_TESTS}
+    )
+    task = calc_task(calc_image, test_command="python bin/test -C --verbose", log_parser="sympy")
+    suite = Suite(dirs=("calc/tests",), keywords=("add",))
+    invocation = Coverage(files=(OPS,), with_source=True, suite=suite)
+    result, coverage = await _measure(measuring, task, invocation, test_patch=tests)
+    assert coverage.tests_of(OPS, ADD_LINE) == ("calc.tests.test_fun.test_add",)
+    assert coverage.tests_of(OPS, MUL_LINE) == (), "test_mul is not named after the word"
+    assert set(result.tests) == {"test_add"}

@@ -196,6 +196,90 @@ def test_reverts_of_docstring_lines_are_dropped_as_equal_to_gold(partitions_task
     assert "yield dict(ms)" not in code.diff  # the one code line reverted: `yield ms` again
 
 
+# Gold drops a fallback import and the blank lines after it; two partial fixes keep the import
+# and differ only in whether they keep those blank lines (the shape of sphinx-11445's).
+IMPORTS_GOLD = "\n".join(
+    [
+        "--- a/pkg/rst.py",
+        "+++ b/pkg/rst.py",
+        "@@ -1,8 +1,5 @@",
+        "-try:",
+        "-    from jinja2.utils import pass_environment",
+        "-except ImportError:",
+        "-    from jinja2 import environmentfilter as pass_environment",
+        "-",
+        "-",
+        "+from jinja2 import pass_environment",
+        "+",
+        " logger = get_logger()",
+        "-docinfo_re = re.compile(':\\w+:.*?')",
+        "+FIELD_RE = re.compile(Body.patterns['field_marker'])",
+        "",
+    ]
+)
+_KEPT_IMPORT = [
+    " try:",
+    "     from jinja2.utils import pass_environment",
+    " except ImportError:",
+    "     from jinja2 import environmentfilter as pass_environment",
+]
+KEEPS_BLANKS = "\n".join(
+    [
+        "--- a/pkg/rst.py",
+        "+++ b/pkg/rst.py",
+        "@@ -1,8 +1,8 @@",
+        *_KEPT_IMPORT,
+        " ",
+        " ",
+        " logger = get_logger()",
+        "-docinfo_re = re.compile(':\\w+:.*?')",
+        "+FIELD_RE = re.compile(Body.patterns['field_marker'])",
+        "",
+    ]
+)
+DROPS_BLANKS = "\n".join(
+    [
+        "--- a/pkg/rst.py",
+        "+++ b/pkg/rst.py",
+        "@@ -1,8 +1,6 @@",
+        *_KEPT_IMPORT,
+        "-",
+        "-",
+        " logger = get_logger()",
+        "-docinfo_re = re.compile(':\\w+:.*?')",
+        "+FIELD_RE = re.compile(Body.patterns['field_marker'])  # a field's name",
+        "",
+    ]
+)
+RENAMES_AGAIN = DROPS_BLANKS.replace("+FIELD_RE", "+FIELD_NAME_RE")
+
+
+def test_candidates_that_differ_only_in_blank_lines_and_comments_have_one_code_key() -> None:
+    assert behaviour.code_key(KEEPS_BLANKS) == behaviour.code_key(DROPS_BLANKS) is not None
+    assert behaviour.code_key(RENAMES_AGAIN) != behaviour.code_key(DROPS_BLANKS)
+    assert behaviour.code_key(IMPORTS_GOLD) != behaviour.code_key(KEEPS_BLANKS)
+
+
+def test_the_pools_run_one_of_the_candidates_that_differ_only_in_blank_lines() -> None:
+    task = Task(
+        instance_id="r-1", repo="x/r", base_commit="0" * 40, patch=IMPORTS_GOLD, test_patch="",
+        FAIL_TO_PASS=["t"],
+    )  # fmt: skip
+    keeps, drops, renames = (
+        make_candidate(task, text, "partial_fix", name)
+        for text, name in ((KEEPS_BLANKS, "keeps"), (DROPS_BLANKS, "drops"), (RENAMES_AGAIN, "x"))
+    )
+    again = make_candidate(
+        task, KEEPS_BLANKS.replace("+FIELD_RE =", "+FIELD_RE  ="), "mutation", "m"
+    )
+    pools, dropped = orch.distinct_pools(
+        task, {Category.MUTATION: [again], Category.PARTIAL_FIX: [keeps, drops, renames]}
+    )
+    assert [c.provenance.detail for c in pools[Category.PARTIAL_FIX]] == ["keeps", "x"]
+    assert pools[Category.MUTATION] == []  # the same code as a partial fix, taken first
+    assert dropped == 2
+
+
 def test_partial_fixes_never_revert_only_docstring_lines(partitions_task) -> None:
     produced = partial.partial_fixes(partitions_task)
     assert produced
@@ -305,7 +389,10 @@ async def test_attack_runs_no_text_only_candidate_and_says_why_budget_is_left(
         f"only {len(done.outcomes)} distinct behaviour-changing candidates exist for a "
         "2-line gold patch (budget: 15 candidates (3 rounds of 5))"
     )
-    assert f"{done.equivalent_skipped} equal to gold up to comments/docstrings" in done.budget_note
+    assert (
+        f"{done.equivalent_skipped} equal to gold or to another candidate up to comments/docstrings"
+        in done.budget_note
+    )
 
 
 # A hunk that starts inside brackets, in the shape of a real gold patch (sympy's

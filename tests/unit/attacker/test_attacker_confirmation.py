@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from hackaudit.attacker.domain.confirm import coverage_map, probes
+from hackaudit.attacker.domain.confirm import coverage_map, probes, selection
 from hackaudit.attacker.domain.confirm.confirmation import (
     Check,
     CheckResult,
@@ -561,7 +561,10 @@ async def test_the_wider_suite_runs_only_the_tests_that_execute_the_change_on_go
     confirmer = _confirmer(tiny.task, sandbox, probes=False)
     _, evidence = await confirmer.confirm(_without_last_hunk(tiny.task), _accepted(tiny.task))
     coverage = [r for r in sandbox.requests if isinstance(r.invocation, Coverage)]
-    assert [r.invocation.suite for r in coverage] == [Suite(dirs=("tests",))]
+    # the tests named after the change first (its module, `core`): one of them executes it,
+    # fewer than the wider suite would run, so the whole suite is mapped too
+    named = Suite(dirs=("tests",), keywords=("core",))
+    assert [r.invocation.suite for r in coverage] == [named, Suite(dirs=("tests",))]
     suites = [r for r in sandbox.requests if isinstance(r.invocation, Suite)]
     selected = Suite(dirs=("tests",), files=("tests/test_other.py::test_x",))
     # the candidate on the selected test alone; gold's side is the coverage run's status of it
@@ -571,10 +574,39 @@ async def test_the_wider_suite_runs_only_the_tests_that_execute_the_change_on_go
     (gold,) = [v for k, v in confirmer.gold_runs.items() if k.startswith("suite-near:selected")]
     assert gold[0].tests == {"tests/test_other.py::test_x": P}
     assert "1 tests that execute its change on gold" in evidence
-    assert confirmer.suite_seconds == 9.0, "the coverage run counts in the suite's time"
+    assert confirmer.suite_seconds == 18.0, "the coverage runs count in the suite's time"
     assert coverage_map.REPOSITORY_RUN_KEY in confirmer.gold_runs
     reach = confirmer.reach(_without_last_hunk(tiny.task))
     assert reach is not None and reach.tests == ("tests.test_other.test_x",)
+    repository = coverage_map.of_gold(tiny.task.gold_diff.applied(), confirmer.gold_runs).repository
+    assert repository is not None and repository.keywords == () and repository.sandbox_seconds == 18
+
+
+async def test_the_tests_named_after_the_change_map_it_alone_when_enough_of_them_execute_it(
+    tiny,
+) -> None:
+    sandbox = ScriptedSandbox(
+        [_repository_map(tiny.task, "tests.test_other.test_x"), scripted(tiny.task)]
+    )
+    confirmer = _confirmer(tiny.task, sandbox, probes=False, suite_max_tests=1)
+    _, evidence = await confirmer.confirm(_without_last_hunk(tiny.task), _accepted(tiny.task))
+    coverage = [r for r in sandbox.requests if isinstance(r.invocation, Coverage)]
+    assert [r.invocation.suite for r in coverage] == [Suite(dirs=("tests",), keywords=("core",))]
+    suites = [r.invocation for r in sandbox.requests if isinstance(r.invocation, Suite)]
+    assert suites == [Suite(dirs=("tests",), files=("tests/test_other.py::test_x",))]
+    assert "1 of the 1 tests named after the change (core) that execute its change" in evidence
+    assert "tests not named so not measured" in evidence
+    assert confirmer.suite_seconds == 9.0
+    reach = confirmer.reach(_without_last_hunk(tiny.task))
+    assert reach is not None and reach.tests == ("tests.test_other.test_x",)
+    found = coverage_map.of_gold(
+        tiny.task.gold_diff.applied(),
+        confirmer.gold_runs,
+        Suite(dirs=("tests",)),
+        selection.map_words(tiny.task.gold_diff.applied(), confirmer.gold_runs),
+    )
+    assert found.repository is not None and found.repository.keywords == ("core",)
+    assert found.repository.executed, "the named tests' map is the report's"
 
 
 async def test_no_wider_suite_runs_when_no_test_executes_the_change_on_gold(tiny) -> None:

@@ -670,6 +670,28 @@ def test_the_wider_suite_on_some_test_files_only(command: str, expected: str | N
     assert (built.command if built else None) == expected
 
 
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (
+            "pytest -rA tests/test_core.py -k 'x or y'",
+            "pytest -rA -k 'sympify or expr' tests",
+        ),
+        ("bin/test -C --verbose", "bin/test -C --verbose tests -k sympify expr"),
+        ("tox --current-env -e py39 --", "tox --current-env -e py39 -- -k 'sympify or expr' tests"),
+        ("python -m unittest -v", None),
+        ("./tests/runtests.py --verbosity 2 utils_tests", None),
+    ],
+)
+def test_the_wider_suite_narrowed_to_the_tests_named_after_some_words(
+    command: str, expected: str | None
+) -> None:
+    task = SUITE_TASK.model_copy(update={"test_command": command})
+    suite = Suite(dirs=("tests",), keywords=("sympify", "expr"))
+    built = wider_suite.command(task, runner_kind(task), suite)
+    assert (built.command if built else None) == expected
+
+
 def test_a_wrapper_handing_its_arguments_to_pytest_runs_the_wider_suite_through_it() -> None:
     task = _task(
         repo="sphinx-doc/sphinx",

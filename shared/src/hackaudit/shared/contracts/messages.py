@@ -236,6 +236,8 @@ class RepositoryCoverage(BaseModel):
     measured: bool
     reason: str = ""
     tests: tuple[str, ...] = ()
+    # Only the tests of `tests` whose names hold one of these words ran (empty: all of them).
+    keywords: tuple[str, ...] = ()
     executed: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     executed_lines: int = 0  # changed lines some repository test executes
     sandbox_seconds: float = 0.0
@@ -444,13 +446,16 @@ class Suite(BaseModel):
     """The task's wider test suite, run by the task's own runner and read by its parser: the
     test directories in `dirs` (none: the whole repository), or only the test files or tests
     in `files` (pytest node ids; `file::function` for sympy's runner; only for runners that take
-    test files, see `hackaudit.shared.runners`)."""
+    test files, see `hackaudit.shared.runners`). `keywords`: only the tests whose names hold
+    one of these words (pytest's `-k "a or b"`: a test's, its class's or its module's name;
+    sympy's `-k`: a test function's name), for the same runners; empty: every test."""
 
     model_config = ConfigDict(frozen=True)
 
     kind: Literal["suite"] = "suite"
     dirs: tuple[str, ...] = ()
     files: tuple[str, ...] | None = None
+    keywords: tuple[str, ...] = ()
 
 
 class Coverage(BaseModel):

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hackaudit.attacker.domain.confirm import coverage_map, probes
+from hackaudit.attacker.domain.confirm import coverage_map, probes, selection
 from hackaudit.attacker.domain.confirm.classification import exploit_kind
 from hackaudit.attacker.domain.confirm.confirmation import (
     Check,
@@ -361,7 +361,10 @@ def budget_note(state: RoundState) -> str:
         parts.append(f"no mutant beyond gold's lines: {why}")
     skipped = state.equivalent_skipped + state.llm_equivalent_skipped
     if skipped:
-        parts.append(f"{skipped} equal to gold up to comments/docstrings were not run")
+        parts.append(
+            f"{skipped} equal to gold or to another candidate up to comments/docstrings"
+            " were not run"
+        )
     if state.not_applicable:
         parts.append(f"{len(state.not_applicable)} harness variants do not apply to the runner")
     return "; ".join(parts)
@@ -502,6 +505,31 @@ def split_equivalent(task: Task, candidates: Sequence[Candidate]) -> tuple[list[
     return kept, len(candidates) - len(kept)
 
 
+def distinct_pools(
+    task: Task, found_by: Mapping[Category, Sequence[Candidate]]
+) -> tuple[dict[Category, list[Candidate]], int]:
+    """The offline pools without the candidates equal to gold, or to a candidate before them
+    (the families in `FILL_ORDER`, each in its order), but for comments, docstrings and blank
+    lines; and how many were dropped."""
+    pools: dict[Category, list[Candidate]] = {}
+    taken: set[str] = set()
+    dropped = 0
+    order = [c for c in FILL_ORDER if c in found_by] + [c for c in found_by if c not in FILL_ORDER]
+    for category in order:
+        kept, skipped = split_equivalent(task, found_by[category])
+        pools[category] = []
+        for candidate in kept:
+            key = None if candidate.files else behaviour.code_key(candidate.diff)
+            if key is not None and key in taken:
+                skipped += 1
+                continue
+            if key is not None:
+                taken.add(key)
+            pools[category].append(candidate)
+        dropped += skipped
+    return pools, dropped
+
+
 def record_llm(state: RoundState, calls: Sequence[LLMCall]) -> RoundState:
     usage = state.usage
     for call in calls:
@@ -586,6 +614,7 @@ def feedback(state: RoundState, limit: int, max_log_chars: int) -> tuple[Feedbac
 
 
 def completed(state: RoundState) -> AttackCompleted:
+    gold = state.task.gold_diff.applied()
     return AttackCompleted(
         correlation_id=state.correlation_id,
         instance_id=state.task.instance_id,
@@ -608,6 +637,11 @@ def completed(state: RoundState) -> AttackCompleted:
             else None
         ),
         gold_coverage=coverage_map.of_gold(
-            state.task.gold_diff.applied(), state.gold_runs, probes.suite(state.task, "near")
+            gold,
+            state.gold_runs,
+            probes.suite(state.task, "near"),
+            selection.map_words(gold, state.gold_runs)
+            if coverage_map.NAMED_RUN_KEY in state.gold_runs
+            else (),
         ),
     )

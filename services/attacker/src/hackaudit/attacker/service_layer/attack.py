@@ -121,15 +121,11 @@ class _Attack:
     def pools(self) -> dict[Category, list[Candidate]]:
         if self._pools is None:
             task = self.state.task
-            pools: dict[Category, list[Candidate]] = {}
-            skipped = 0
             found_by = offline_pools(task, self.offline)
             measured = self.state.gold_runs.get(coverage_map.GOLD_RUN_KEY)
             if self.state.beyond_gold and measured is not None:
                 found_by[Category.BEYOND_GOLD] = beyond_gold.from_runs(task, measured)
-            for category, found in found_by.items():
-                pools[category], dropped = orch.split_equivalent(task, found)
-                skipped += dropped
+            pools, skipped = orch.distinct_pools(task, found_by)
             self._pools = pools
             self.state = self.state.model_copy(
                 update={

@@ -19,12 +19,18 @@ before). When the map cannot say, the whole suite runs as before; when no test e
 change, none runs. A change that gold's text puts at import (a constant, a class attribute: seen
 in the graded tests' coverage run, which returns the changed files' text) is seen by every test
 that uses its module: the map could select no less than the whole suite, so it is not measured
-for it and the whole suite runs at once.
+for it and the whole suite runs at once. Where the runner can narrow a suite by name (pytest,
+sympy's), the map is measured first over the tests named after what gold's change is about
+(`selection.map_words`: its modules and the names on its lines), and over the whole suite only
+when fewer of those execute a candidate's change than the wider suite would run
+(`suite_max_tests`): a change on a line most of the suite runs is then mapped for a fraction of
+the suite's cost, at the price of never ranking a test that is not named so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from hackaudit.attacker.domain.confirm import coverage_map, probes, reach, replay, selection
 from hackaudit.attacker.domain.confirm.confirmation import (
@@ -93,6 +99,34 @@ def reproduced(checks: list[CheckResult]) -> CheckResult:
         return first
     note = f"a difference from gold in one of {len(checks)} runs, not reproduced: no evidence"
     return CheckResult(check=first.check, note=note)
+
+
+@dataclass(frozen=True)
+class _Selected:
+    """A selection of repository tests, the coverage run it was read from, and the words that
+    run kept tests by (none: the whole suite near the change was measured)."""
+
+    selection: selection.Selection
+    measured: RunResult
+    words: tuple[str, ...] = ()
+
+    def described(self) -> str:
+        chosen = self.selection
+        run = chosen.run or ()
+        named = ""
+        if self.words:
+            named = f" named after the change ({', '.join(self.words)})"
+        if not chosen.left_out and not named:
+            return f"{len(chosen.tests)} tests that execute its change on gold"
+        found = (
+            f"{len(run)} of the {len(run) + chosen.left_out} tests{named} that execute its"
+            " change on gold, the closest to it"
+        )
+        if chosen.left_out:
+            found += f"; the {chosen.left_out} others not run"
+        if named:
+            found += "; tests not named so not measured"
+        return found
 
 
 class Confirmer:
@@ -262,9 +296,7 @@ class Confirmer:
         coverage = coverage_map.of_gold(self._task.gold_diff.applied(), self.gold_runs)
         measured = self.gold_runs[coverage_map.GOLD_RUN_KEY]
         sources = dict(measured[0].coverage.sources) if measured and measured[0].coverage else {}
-        repository = coverage_map.measured_result(
-            self.gold_runs.get(coverage_map.REPOSITORY_RUN_KEY, ())
-        )
+        repository = coverage_map.measured_result(coverage_map.repository_results(self.gold_runs))
         reaching = self.reaching_tests
         if repository is not None:
             sources.update(repository.sources)
@@ -307,11 +339,24 @@ class Confirmer:
         results = await self._repository_runs()
         return coverage_map.measured_result(results)
 
-    async def _repository_runs(self) -> tuple[RunResult, ...]:
-        key = coverage_map.REPOSITORY_RUN_KEY
+    def map_words(self) -> tuple[str, ...]:
+        """The words the repository map's first run keeps tests by (none: the runner cannot
+        narrow a suite by name, and the whole suite is measured at once)."""
+        kind = runner_of(self._task)
+        if kind is None or not takes_test_files(kind):
+            return ()
+        return selection.map_words(self._task.gold_diff.applied(), self.gold_runs)
+
+    async def _repository_runs(self, named: bool = False) -> tuple[RunResult, ...]:
+        """Gold's coverage run of the wider suite near the change (`named`: of its tests named
+        after the change only; nothing when there are no such words)."""
+        key = coverage_map.NAMED_RUN_KEY if named else coverage_map.REPOSITORY_RUN_KEY
         if key in self.gold_runs:
             return self.gold_runs[key]
         suite = probes.suite(self._task, "near")
+        if suite is not None and named:
+            words = self.map_words()
+            suite = suite.model_copy(update={"keywords": words}) if words else None
         run = (
             None
             if suite is None
@@ -330,11 +375,11 @@ class Confirmer:
         """What executes the candidate's change on gold, by the coverage maps measured so far
         (the graded tests', and the repository's once run); None when none was measured or the
         change cannot be placed on gold's lines."""
-        maps = [
-            found
-            for key in (coverage_map.GOLD_RUN_KEY, coverage_map.REPOSITORY_RUN_KEY)
-            if (found := coverage_map.measured_result(self.gold_runs.get(key, ()))) is not None
-        ]
+        runs = (
+            self.gold_runs.get(coverage_map.GOLD_RUN_KEY, ()),
+            coverage_map.repository_results(self.gold_runs),
+        )
+        maps = [found for run in runs if (found := coverage_map.measured_result(run)) is not None]
         lines = selection.gold_lines(self._task, candidate)
         if not maps or lines is None:
             return None
@@ -347,9 +392,13 @@ class Confirmer:
         return measured.model_copy(update={"probes": probed})
 
     def _map_timed_out(self) -> bool:
-        """Whether gold's repository coverage run (the whole suite near the change) timed out."""
-        runs = self.gold_runs.get(coverage_map.REPOSITORY_RUN_KEY, ())
-        return bool(runs) and runs[0].status is RunStatus.TIMEOUT
+        """Whether gold's repository coverage run (of the whole suite near the change, or of its
+        tests named after the change) timed out."""
+        return any(
+            runs and runs[0].status is RunStatus.TIMEOUT
+            for key in (coverage_map.NAMED_RUN_KEY, coverage_map.REPOSITORY_RUN_KEY)
+            if (runs := self.gold_runs.get(key, ()))
+        )
 
     def _runs_at_import(self, candidate: Candidate) -> bool:
         """Whether gold's text (from the graded tests' coverage run) puts the candidate's change
@@ -361,17 +410,34 @@ class Confirmer:
             return False
         return selection.at_import(lines, graded)
 
-    async def _selected(self, candidate: Candidate, suite: Suite) -> selection.Selection | None:
-        """The repository tests that execute the candidate's change on gold (None: the map
-        cannot say)."""
+    async def _selected(self, candidate: Candidate, suite: Suite) -> _Selected | None:
+        """The repository tests that execute the candidate's change on gold, by the named tests'
+        map when at least as many of them do as the wider suite runs, else by the whole suite's
+        (None: the map cannot say)."""
         kind = runner_of(self._task)
-        results = await self._repository_runs()
-        measured = coverage_map.measured_result(results)
-        if kind is None or measured is None:
+        if kind is None:
             return None
-        reported = results[0].tests
         limit = self._config.suite_max_tests
-        return selection.select(self._task, candidate, measured, kind, reported, suite.dirs, limit)
+        for named in (True, False):
+            results = await self._repository_runs(named)
+            measured = coverage_map.measured_result(results)
+            if measured is None:
+                if named and results and results[0].status is RunStatus.TIMEOUT:
+                    return None  # the whole suite takes longer still
+                if named:
+                    continue
+                return None
+            chosen = selection.select(
+                self._task, candidate, measured, kind, results[0].tests, suite.dirs, limit
+            )
+            if named and (
+                chosen is None or chosen.run is None or len(chosen.run) + chosen.left_out < limit
+            ):
+                continue
+            if chosen is None:
+                return None
+            return _Selected(chosen, results[0], self.map_words() if named else ())
+        return None
 
     async def graded_gold(self) -> tuple[RunResult, ...]:
         """Gold's graded runs (the task's own tests, repeated), run once per task."""
@@ -412,7 +478,8 @@ class Confirmer:
         if imported:
             what = " (its change runs at import, where any test of the module may see it)"
         if scope is SuiteScope.NEAR and self._config.suite_selection and not imported:
-            chosen = await self._selected(candidate, suite)
+            picked = await self._selected(candidate, suite)
+            chosen = picked.selection if picked is not None else None
             if chosen is None and self._map_timed_out():
                 note = (
                     "gold's run of the wider suite under coverage did not finish within its cap"
@@ -427,18 +494,11 @@ class Confirmer:
                 )
                 return CheckResult(check=Check.SUITE, note=note)
             reference = None
-            if chosen is not None and chosen.run:
+            if picked is not None and chosen is not None and chosen.run:
                 suite = Suite(dirs=suite.dirs, files=chosen.run)
                 key = f"{key}:selected:{selection.digest(chosen.run)}"
-                what = f" ({len(chosen.tests)} tests that execute its change on gold)"
-                if chosen.left_out:
-                    what = (
-                        f" ({len(chosen.run)} of the {len(chosen.run) + chosen.left_out} tests"
-                        " that execute its change on gold, the closest to it; the"
-                        f" {chosen.left_out} others not run)"
-                    )
-                measured = self.gold_runs[coverage_map.REPOSITORY_RUN_KEY][0]
-                reference = selection.gold_reference(measured, chosen)
+                what = f" ({picked.described()})"
+                reference = selection.gold_reference(picked.measured, chosen)
             if reference is not None and key not in self.gold_runs:
                 self.gold_runs[key] = (reference,)  # gold's side: the coverage run's statuses
         found = await self._suite_check(candidate, suite, key)

@@ -18,7 +18,8 @@ the files that hold the tests a candidate broke: `Suite.files`, for runners that
   `admin_views`), or on every app.
 
 Only the pytest form takes the test patch's files as well; the others run exactly the labels
-given.
+given. `Suite.keywords` narrow a pytest or sympy suite to the tests whose names hold one of
+them (`-k "a or b"`; sympy's `-k a b`, which also skips the files that define no such test).
 """
 
 from __future__ import annotations
@@ -47,24 +48,25 @@ class Built:
 def command(task: Task, kind: RunnerKind, suite: Suite) -> Built | None:
     """The wider suite's command for a task run by `kind`; None when it has none (a pytest
     task whose command names no pytest, or files for a runner that takes none)."""
-    if suite.files is not None and not takes_test_files(kind):
+    if (suite.files is not None or suite.keywords) and not takes_test_files(kind):
         return None
     paths = list(suite.files) if suite.files is not None else list(suite.dirs)
     if kind is RunnerKind.PYTEST:
-        return _pytest(task, paths)
+        return _pytest(task, paths, suite.keywords)
     if kind is RunnerKind.SYMPY:
-        return Built(_sympy(task, paths), takes_directives=False)
+        return Built(_sympy(task, paths, suite.keywords), takes_directives=False)
     if kind is RunnerKind.UNITTEST:
         return Built(_unittest(task, suite.dirs), takes_directives=False)
     return Built(_named(task, DJANGO_COMMAND, _django_labels(suite.dirs)), False)
 
 
-def _pytest(task: Task, paths: list[str]) -> Built | None:
+def _pytest(task: Task, paths: list[str], keywords: Sequence[str] = ()) -> Built | None:
     command = task.test_command or "pytest -rA"
     match = _PYTEST.search(command)
+    selected = ["-k", " or ".join(keywords)] if keywords else []
     if match is None:
         if command.split()[-1:] == ["--"]:
-            return Built(_named(task, command, paths), takes_directives=False)
+            return Built(_named(task, command, [*selected, *paths]), takes_directives=False)
         return None
     prefix, runner, rest = command[: match.start()], match.group(0), command[match.end() :]
     try:
@@ -74,7 +76,8 @@ def _pytest(task: Task, paths: list[str]) -> Built | None:
     kept = _options(tokens)
     if "-rA" not in kept:
         kept.insert(0, "-rA")
-    return Built(f"{prefix}{runner} {shlex.join(kept + paths)}".strip(), takes_directives=True)
+    arguments = shlex.join(kept + selected + paths)
+    return Built(f"{prefix}{runner} {arguments}".strip(), takes_directives=True)
 
 
 def _options(tokens: Sequence[str]) -> list[str]:
@@ -96,10 +99,12 @@ def _options(tokens: Sequence[str]) -> list[str]:
     return kept
 
 
-def _sympy(task: Task, paths: Sequence[str]) -> str:
-    """`bin/test` on the paths; `file::function` ones as their files and `-k` the functions."""
+def _sympy(task: Task, paths: Sequence[str], keywords: Sequence[str] = ()) -> str:
+    """`bin/test` on the paths; `file::function` ones as their files and `-k` the functions
+    (and the keywords)."""
     files = list(dict.fromkeys(p.split("::", 1)[0] for p in paths))
     names = list(dict.fromkeys(p.split("::", 1)[1] for p in paths if "::" in p))
+    names += [k for k in keywords if k not in names]
     command = _named(task, SYMPY_COMMAND, files)
     return f"{command} -k {shlex.join(names)}" if names else command
 

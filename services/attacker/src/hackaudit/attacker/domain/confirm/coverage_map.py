@@ -9,7 +9,10 @@ The repository's side (`repository_invocation`): the wider suite near the change
 patch's directories, as the wider-suite check runs them) run once on gold with coverage of
 gold's changed source files, whole, with their text — which repository test executes which
 line, for test selection (`selection`) and for what reaches a candidate's change. It is run
-when a check first needs it, and reported with its cost (`GoldCoverage.repository`).
+when a check first needs it, and reported with its cost (`GoldCoverage.repository`). Where the
+runner can narrow a suite by name, the tests named after what gold's change is about run first
+(`NAMED_RUN_KEY`, `selection.map_words`); the whole suite is measured only when a candidate's
+change is executed by fewer of them than the wider suite would run.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from hackaudit.shared.contracts import (
 GOLD_RUN_KEY = "coverage"
 # Where gold's coverage run of the repository's tests near the change is kept.
 REPOSITORY_RUN_KEY = "repository-coverage"
+# Where gold's coverage run of those of them named after the change is kept.
+NAMED_RUN_KEY = "repository-coverage-named"
 
 
 @dataclass(frozen=True)
@@ -111,9 +116,13 @@ def measured_result(results: Sequence[RunResult]) -> CoverageResult | None:
 
 
 def repository_map(
-    hunks: Sequence[ChangedHunk], suite: Suite | None, results: Sequence[RunResult]
+    hunks: Sequence[ChangedHunk],
+    suite: Suite | None,
+    results: Sequence[RunResult],
+    keywords: Sequence[str] = (),
 ) -> RepositoryCoverage | None:
-    """What the repository run says of gold's changed lines (None: never run)."""
+    """What the repository run says of gold's changed lines (None: never run); `keywords`: the
+    run measured only the tests named after them."""
     if not results:
         return None
     seconds = round(sum(r.duration_s for r in results), 3)
@@ -122,7 +131,10 @@ def repository_map(
     if measured is None:
         result = results[0]
         why = f"coverage run {result.status.value}: {result.reason or 'no coverage result'}"
-        return RepositoryCoverage(measured=False, reason=why, tests=dirs, sandbox_seconds=seconds)
+        return RepositoryCoverage(
+            measured=False, reason=why, tests=dirs, keywords=tuple(keywords),
+            sandbox_seconds=seconds,
+        )  # fmt: skip
     executed = {
         f"{h.path}:{n}": tests
         for h in hunks
@@ -132,6 +144,7 @@ def repository_map(
     return RepositoryCoverage(
         measured=True,
         tests=dirs,
+        keywords=tuple(keywords),
         executed=executed,
         executed_lines=len(executed),
         sandbox_seconds=seconds,
@@ -185,11 +198,32 @@ def _statements(hunk: ChangedHunk, measured: CoverageResult) -> tuple[int, ...]:
 
 
 def of_gold(
-    gold: Patch, gold_runs: Mapping[str, Sequence[RunResult]], suite: Suite | None = None
+    gold: Patch,
+    gold_runs: Mapping[str, Sequence[RunResult]],
+    suite: Suite | None = None,
+    keywords: Sequence[str] = (),
 ) -> GoldCoverage:
     """The map from gold's patch and gold's kept runs (`suite`: the one the repository run
-    measured)."""
+    measured; `keywords`: the words its first run kept tests by). The repository's side is the
+    whole suite's run when it was measured, else the named tests' run; its cost is both's."""
     hunks = changed_hunks(gold)
     found = coverage_map(hunks, gold_runs.get(GOLD_RUN_KEY, ()))
-    repository = repository_map(hunks, suite, gold_runs.get(REPOSITORY_RUN_KEY, ()))
+    named = gold_runs.get(NAMED_RUN_KEY, ())
+    whole = gold_runs.get(REPOSITORY_RUN_KEY, ())
+    repository = (
+        repository_map(hunks, suite, whole)
+        if whole
+        else repository_map(hunks, suite, named, keywords)
+    )
+    if repository is not None and whole and named:
+        seconds = repository.sandbox_seconds + sum(r.duration_s for r in named)
+        repository = repository.model_copy(update={"sandbox_seconds": round(seconds, 3)})
     return found.model_copy(update={"repository": repository}) if repository else found
+
+
+def repository_results(
+    gold_runs: Mapping[str, Sequence[RunResult]],
+) -> tuple[RunResult, ...]:
+    """Gold's repository coverage run to read the map from: the whole suite's when it was
+    measured, else the named tests'."""
+    return tuple(gold_runs.get(REPOSITORY_RUN_KEY, ()) or gold_runs.get(NAMED_RUN_KEY, ()))

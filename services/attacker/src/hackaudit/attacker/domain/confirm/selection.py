@@ -42,11 +42,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from hackaudit.attacker.domain.confirm import coverage_map
 from hackaudit.shared.anatomy import (
     DiffError,
     FileDiff,
     LineKind,
     NumberedLine,
+    Patch,
     is_test_path,
     read_patch,
 )
@@ -406,6 +408,18 @@ def change_words(lines: GoldLines, sources: Mapping[str, str]) -> frozenset[str]
                 if name not in _COMMON and len(word) >= MIN_WORD:
                     words.add(word)
     return frozenset(words)
+
+
+def map_words(gold: Patch, gold_runs: Mapping[str, Sequence[RunResult]]) -> tuple[str, ...]:
+    """The words the repository map's first run keeps tests by (`change_words` of all gold's
+    changed lines, in gold's text as the graded tests' coverage run returned it), sorted."""
+    lines = {
+        path: frozenset(numbers)
+        for path, numbers in coverage_map.changed_lines(coverage_map.changed_hunks(gold)).items()
+    }
+    graded = coverage_map.measured_result(gold_runs.get(coverage_map.GOLD_RUN_KEY, ()))
+    sources = graded.sources if graded is not None else {}
+    return tuple(sorted(change_words(lines, sources)))
 
 
 def _named(name: str, words: frozenset[str]) -> bool:

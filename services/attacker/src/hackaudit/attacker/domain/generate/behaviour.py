@@ -14,10 +14,15 @@ before it and the ones it leaves open closed after it, so its code is never take
 
 When the two patches do not line up (other files, other hunks, other base lines), nothing is
 claimed: the candidate is treated as possibly different and runs.
+
+Two candidates are compared the same way (`code_key`): hunk by hunk on the base lines each
+replaces, a hunk that changes no code left out, so two that differ only in comments, docstrings
+or blank lines (a partial fix that keeps a blank line gold removes) are one candidate.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 import tokenize
@@ -190,6 +195,31 @@ def changes_behaviour(gold_text: diffs.PatchSource, candidate_diff: str) -> bool
     except diffs.DiffError:
         return True
     return not same_behaviour(gold, candidate)
+
+
+def code_key(candidate_diff: str) -> str | None:
+    """What a patch does to the code, as a digest: equal for two patches whose hunks replace the
+    same base lines with the same code (comments, docstrings and blank lines aside), a hunk that
+    changes no code left out; None when the diff does not parse. Files other than Python ones
+    count as they are."""
+    try:
+        patch = diffs.parse_patch(candidate_diff, lenient=True)
+    except diffs.DiffError:
+        return None
+    parts: list[object] = []
+    for file in patch.files:
+        python = file.path.endswith(".py") and not file.binary
+        hunks = [
+            (h.old_start, tuple(h.old_side()), signature(h.new_side()))
+            if python
+            else (h.old_start, tuple(h.old_side()), tuple(h.new_side()))
+            for h in file.hunks
+            if not (python and _same_code(h.old_side(), h.new_side()))
+        ]
+        header = (file.old_path, file.new_path, file.old_mode, file.new_mode, file.binary)
+        parts.append((header, file.extended if file.binary else (), tuple(hunks)))
+    parts.sort(key=repr)
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
 def code_changes(patch_text: diffs.PatchSource) -> int:
