@@ -573,13 +573,81 @@ async def test_the_wider_suite_runs_only_the_tests_that_execute_the_change_on_go
     ]
     (gold,) = [v for k, v in confirmer.gold_runs.items() if k.startswith("suite-near:selected")]
     assert gold[0].tests == {"tests/test_other.py::test_x": P}
-    assert "1 tests that execute its change on gold" in evidence
+    assert "(1 tests execute its change on gold: the 1 named after it ran, no other)" in evidence
     assert confirmer.suite_seconds == 18.0, "the coverage runs count in the suite's time"
     assert coverage_map.REPOSITORY_RUN_KEY in confirmer.gold_runs
     reach = confirmer.reach(_without_last_hunk(tiny.task))
     assert reach is not None and reach.tests == ("tests.test_other.test_x",)
     repository = coverage_map.of_gold(tiny.task.gold_diff.applied(), confirmer.gold_runs).repository
     assert repository is not None and repository.keywords == () and repository.sandbox_seconds == 18
+
+
+def _maps_by_name(task, named: tuple[str, ...], whole: tuple[str, ...]):
+    """Gold's repository coverage runs: the last hunk executed by the tests `named` in the run
+    of the tests named after the change, by `whole` in the whole suite's."""
+    ids = {
+        "tests.test_core.test_clamp": "tests/test_core.py::test_clamp",
+        "tests.test_other.test_x": "tests/test_other.py::test_x",
+    }
+
+    def rule(request: RunRequested) -> RunResult | None:
+        invocation = request.invocation
+        if not isinstance(invocation, Coverage) or invocation.suite is None:
+            return None
+        tests = named if invocation.suite.keywords else whole
+        hunks = coverage_map.changed_hunks(task.gold_diff.applied())
+        executed = {n: tuple(range(len(tests))) for n in hunks[-1].lines}
+        measured = CoverageResult(
+            tests=tests,
+            files={"pkg/core.py": FileCoverage(executed=executed)},
+            per_test=True,
+        )
+        reported = [ids[t] for t in tests]
+        return passed(reported).model_copy(update={"coverage": measured, "duration_s": 5.0})
+
+    return rule
+
+
+async def test_the_whole_suite_is_mapped_only_when_the_named_tests_find_nothing(tiny) -> None:
+    both = ("tests.test_core.test_clamp", "tests.test_other.test_x")
+    sandbox = ScriptedSandbox(
+        [_maps_by_name(tiny.task, ("tests.test_other.test_x",), both), scripted(tiny.task)]
+    )
+    confirmer = _confirmer(tiny.task, sandbox, probes=False)
+    verdict_, evidence = await confirmer.confirm(
+        _without_last_hunk(tiny.task), _accepted(tiny.task)
+    )
+    assert verdict_ is CandidateVerdict.UNCONFIRMED
+    suites = [r.invocation for r in sandbox.requests if isinstance(r.invocation, Suite)]
+    coverage = [r.invocation.suite for r in sandbox.requests if isinstance(r.invocation, Coverage)]
+    assert coverage == [Suite(dirs=("tests",), keywords=("core",)), Suite(dirs=("tests",))]
+    # the named test first; then only the test the whole suite's map adds
+    assert [s.files for s in suites] == [
+        ("tests/test_other.py::test_x",),
+        ("tests/test_core.py::test_clamp",),
+    ]
+    assert "1 more of the 2 tests that execute its change on gold, after the 1 named" in evidence
+
+
+async def test_a_named_test_that_tells_the_candidate_apart_spares_the_whole_suites_map(
+    tiny,
+) -> None:
+    both = ("tests.test_core.test_clamp", "tests.test_other.test_x")
+    sandbox = ScriptedSandbox(
+        [
+            _maps_by_name(tiny.task, ("tests.test_other.test_x",), both),
+            scripted(tiny.task, suite_broken=True),
+        ]
+    )
+    confirmer = _confirmer(tiny.task, sandbox, probes=False)
+    verdict_, evidence = await confirmer.confirm(
+        _without_last_hunk(tiny.task), _accepted(tiny.task)
+    )
+    assert verdict_ is CandidateVerdict.EXPLOIT
+    assert "tests/test_other.py::test_x (FAILED)" in evidence
+    coverage = [r.invocation.suite for r in sandbox.requests if isinstance(r.invocation, Coverage)]
+    assert coverage == [Suite(dirs=("tests",), keywords=("core",))]
+    assert confirmer.suite_seconds == 5.0
 
 
 async def test_the_tests_named_after_the_change_map_it_alone_when_enough_of_them_execute_it(

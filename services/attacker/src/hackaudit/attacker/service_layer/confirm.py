@@ -29,6 +29,7 @@ the suite's cost, at the price of never ranking a test that is not named so.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -103,30 +104,48 @@ def reproduced(checks: list[CheckResult]) -> CheckResult:
 
 @dataclass(frozen=True)
 class _Selected:
-    """A selection of repository tests, the coverage run it was read from, and the words that
-    run kept tests by (none: the whole suite near the change was measured)."""
+    """A selection of repository tests, the coverage run it was read from, the words that run
+    kept tests by (none: the whole suite near the change was measured), and how many tests
+    named after the change ran before it (`after`)."""
 
     selection: selection.Selection
     measured: RunResult
     words: tuple[str, ...] = ()
+    after: int = 0
+
+    def full(self, limit: int) -> bool:
+        """Whether the selection holds as many tests as the wider suite runs."""
+        return len(self.selection.run or ()) + self.selection.left_out >= limit
 
     def described(self) -> str:
         chosen = self.selection
         run = chosen.run or ()
-        named = ""
-        if self.words:
-            named = f" named after the change ({', '.join(self.words)})"
-        if not chosen.left_out and not named:
+        named = f" named after the change ({', '.join(self.words)})" if self.words else ""
+        if self.after and not run:
+            return (
+                f"{len(chosen.tests)} tests execute its change on gold: the {self.after} named"
+                " after it ran, no other"
+            )
+        if self.after:
+            found = (
+                f"{len(run)} more of the {len(chosen.tests)} tests that execute its change on"
+                f" gold, after the {self.after} named after it"
+            )
+        elif not chosen.left_out and not named:
             return f"{len(chosen.tests)} tests that execute its change on gold"
-        found = (
-            f"{len(run)} of the {len(run) + chosen.left_out} tests{named} that execute its"
-            " change on gold, the closest to it"
-        )
+        else:
+            found = (
+                f"{len(run)} of the {len(run) + chosen.left_out} tests{named} that execute its"
+                " change on gold, the closest to it"
+            )
         if chosen.left_out:
             found += f"; the {chosen.left_out} others not run"
-        if named:
-            found += "; tests not named so not measured"
         return found
+
+
+def _noted(found: CheckResult, what: str) -> CheckResult:
+    """`found` with the tests it ran said in its note."""
+    return found.model_copy(update={"note": f"{found.note} ({what})"}) if found.note else found
 
 
 class Confirmer:
@@ -410,34 +429,27 @@ class Confirmer:
             return False
         return selection.at_import(lines, graded)
 
-    async def _selected(self, candidate: Candidate, suite: Suite) -> _Selected | None:
-        """The repository tests that execute the candidate's change on gold, by the named tests'
-        map when at least as many of them do as the wider suite runs, else by the whole suite's
-        (None: the map cannot say)."""
+    async def _selected(
+        self, candidate: Candidate, suite: Suite, named: bool, tried: Sequence[str] = ()
+    ) -> _Selected | None:
+        """The repository tests that execute the candidate's change on gold, by the map of the
+        tests named after the change (`named`) or of the whole suite near it, less those in
+        `tried` (None: that map cannot say, or was not measured)."""
         kind = runner_of(self._task)
-        if kind is None:
+        results = await self._repository_runs(named)
+        measured = coverage_map.measured_result(results)
+        if kind is None or measured is None:
             return None
         limit = self._config.suite_max_tests
-        for named in (True, False):
-            results = await self._repository_runs(named)
-            measured = coverage_map.measured_result(results)
-            if measured is None:
-                if named and results and results[0].status is RunStatus.TIMEOUT:
-                    return None  # the whole suite takes longer still
-                if named:
-                    continue
-                return None
-            chosen = selection.select(
-                self._task, candidate, measured, kind, results[0].tests, suite.dirs, limit
-            )
-            if named and (
-                chosen is None or chosen.run is None or len(chosen.run) + chosen.left_out < limit
-            ):
-                continue
-            if chosen is None:
-                return None
-            return _Selected(chosen, results[0], self.map_words() if named else ())
-        return None
+        chosen = selection.select(
+            self._task, candidate, measured, kind, results[0].tests, suite.dirs, limit
+        )
+        if chosen is None:
+            return None
+        if tried and chosen.run is not None:
+            run = tuple(r for r in chosen.run if r not in set(tried))
+            chosen = dataclasses.replace(chosen, run=run)
+        return _Selected(chosen, results[0], self.map_words() if named else (), len(tried))
 
     async def graded_gold(self) -> tuple[RunResult, ...]:
         """Gold's graded runs (the task's own tests, repeated), run once per task."""
@@ -478,31 +490,56 @@ class Confirmer:
         if imported:
             what = " (its change runs at import, where any test of the module may see it)"
         if scope is SuiteScope.NEAR and self._config.suite_selection and not imported:
-            picked = await self._selected(candidate, suite)
+            # The tests named after the change first: their map costs a fraction of the
+            # suite's; the whole suite's map only when they leave room and found nothing.
+            named = await self._selected(candidate, suite, named=True)
+            tried: tuple[str, ...] = ()
+            named_check: CheckResult | None = None  # the named tests' check, when it ran
+            if named is not None and named.selection.run:
+                named_check = await self._selected_check(candidate, suite, key, named)
+                if named_check.evidence is not None or named.full(self._config.suite_max_tests):
+                    what = f"{named.described()}; tests not named so not measured"
+                    return _noted(named_check, what)
+                tried = named.selection.run
+            if named is None and self._map_timed_out():
+                return self._map_timeout_note()  # the whole suite would take longer still
+            picked = await self._selected(candidate, suite, named=False, tried=tried)
             chosen = picked.selection if picked is not None else None
             if chosen is None and self._map_timed_out():
-                note = (
-                    "gold's run of the wider suite under coverage did not finish within its cap"
-                    f" ({gold_suite_budget(self._config):.0f} s): a plain run of the whole suite"
-                    " would take about as long, not run"
-                )
-                return CheckResult(check=Check.SUITE, note=note)
+                return self._map_timeout_note()
             if chosen is not None and not chosen.tests:
                 note = (
                     "no repository test near the change executes the candidate's change on"
                     " gold: the wider suite cannot tell it from gold, not run"
                 )
                 return CheckResult(check=Check.SUITE, note=note)
-            reference = None
-            if picked is not None and chosen is not None and chosen.run:
-                suite = Suite(dirs=suite.dirs, files=chosen.run)
-                key = f"{key}:selected:{selection.digest(chosen.run)}"
-                what = f" ({picked.described()})"
-                reference = selection.gold_reference(picked.measured, chosen)
-            if reference is not None and key not in self.gold_runs:
-                self.gold_runs[key] = (reference,)  # gold's side: the coverage run's statuses
+            if picked is not None and chosen is not None and chosen.run is not None:
+                if chosen.run or named_check is None:
+                    named_check = await self._selected_check(candidate, suite, key, picked)
+                return _noted(named_check, picked.described())
         found = await self._suite_check(candidate, suite, key)
         return found.model_copy(update={"note": found.note + what}) if found.note else found
+
+    def _map_timeout_note(self) -> CheckResult:
+        note = (
+            "gold's run of the wider suite under coverage did not finish within its cap"
+            f" ({gold_suite_budget(self._config):.0f} s): a plain run of the whole suite"
+            " would take about as long, not run"
+        )
+        return CheckResult(check=Check.SUITE, note=note)
+
+    async def _selected_check(
+        self, candidate: Candidate, suite: Suite, key: str, picked: _Selected
+    ) -> CheckResult:
+        """The wider suite's check on the selected tests only, gold's side the statuses its
+        coverage run reported (`_noted` says which tests they were)."""
+        run = picked.selection.run or ()
+        suite = Suite(dirs=suite.dirs, files=run)
+        key = f"{key}:selected:{selection.digest(run)}"
+        reference = selection.gold_reference(picked.measured, picked.selection)
+        if reference is not None and key not in self.gold_runs:
+            self.gold_runs[key] = (reference,)  # gold's side: the coverage run's statuses
+        return await self._suite_check(candidate, suite, key)
 
     async def _suite_check(self, candidate: Candidate, suite: Suite, key: str) -> CheckResult:
         first: RunResult | None = None
