@@ -109,14 +109,20 @@ async def test_unittest_records_per_test_lines_and_keeps_only_the_lines_asked_fo
     assert not any(name.endswith("test_mul") for name in add_tests)
 
 
-async def test_a_sympy_style_runner_on_given_test_files_records_per_test_lines(
-    measuring: Runner, calc_image: TaskImage
-) -> None:
+def _sympy_style(calc_image: TaskImage) -> tuple[Task, str]:
+    """The calc task run by a sympy-style `bin/test`, and the test patch that brings it."""
     runner = BIN_TEST.replace('os.walk("tinysym")', 'os.walk("calc")')
     tests = added_files_patch(
         {"bin/test": runner, "calc/tests/__init__.py": "", "calc/tests/test_fun.py": SYMPY_TESTS}
     )
     task = calc_task(calc_image, test_command="python bin/test -C --verbose", log_parser="sympy")
+    return task, tests
+
+
+async def test_a_sympy_style_runner_on_given_test_files_records_per_test_lines(
+    measuring: Runner, calc_image: TaskImage
+) -> None:
+    task, tests = _sympy_style(calc_image)
     invocation = Coverage(files=(OPS,), tests=("calc/tests/test_fun.py",))
     result, coverage = await _measure(measuring, task, invocation, test_patch=tests)
     assert coverage.tests_of(OPS, ADD_LINE) == ("calc.tests.test_fun.test_add",)
@@ -221,11 +227,7 @@ async def test_a_wider_suite_is_measured_with_the_tests_its_runner_reported(
 async def test_a_wider_suite_narrowed_by_keywords_measures_only_the_tests_named_so(
     measuring: Runner, calc_image: TaskImage
 ) -> None:
-    runner = BIN_TEST.replace('os.walk("tinysym")', 'os.walk("calc")')
-    tests = added_files_patch(
-        {"bin/test": runner, "calc/tests/__init__.py": "", "calc/tests/test_fun.py": SYMPY_TESTS}
-    )
-    task = calc_task(calc_image, test_command="python bin/test -C --verbose", log_parser="sympy")
+    task, tests = _sympy_style(calc_image)
     suite = Suite(dirs=("calc/tests",), keywords=("add",))
     invocation = Coverage(files=(OPS,), with_source=True, suite=suite)
     result, coverage = await _measure(measuring, task, invocation, test_patch=tests)

@@ -629,27 +629,6 @@ async def test_the_whole_suite_is_mapped_only_when_the_named_tests_find_nothing(
     assert "1 more of the 2 tests that execute its change on gold, after the 1 named" in evidence
 
 
-async def test_a_named_test_that_tells_the_candidate_apart_spares_the_whole_suites_map(
-    tiny,
-) -> None:
-    both = ("tests.test_core.test_clamp", "tests.test_other.test_x")
-    sandbox = ScriptedSandbox(
-        [
-            _maps_by_name(tiny.task, ("tests.test_other.test_x",), both),
-            scripted(tiny.task, suite_broken=True),
-        ]
-    )
-    confirmer = _confirmer(tiny.task, sandbox, probes=False)
-    verdict_, evidence = await confirmer.confirm(
-        _without_last_hunk(tiny.task), _accepted(tiny.task)
-    )
-    assert verdict_ is CandidateVerdict.EXPLOIT
-    assert "tests/test_other.py::test_x (FAILED)" in evidence
-    coverage = [r.invocation.suite for r in sandbox.requests if isinstance(r.invocation, Coverage)]
-    assert coverage == [Suite(dirs=("tests",), keywords=("core",))]
-    assert confirmer.suite_seconds == 5.0
-
-
 async def test_the_tests_named_after_the_change_map_it_alone_when_enough_of_them_execute_it(
     tiny,
 ) -> None:
@@ -714,6 +693,10 @@ async def test_a_selected_test_the_candidate_breaks_confirms_once_gold_reruns_pa
     assert verdict_ is CandidateVerdict.EXPLOIT
     assert "tests/test_other.py::test_x (FAILED)" in evidence
     assert "passed in gold's 2 reruns of 1 test files" in evidence
+    # a test named after the change told it apart: the whole suite's map was never needed
+    coverage = [r.invocation.suite for r in sandbox.requests if isinstance(r.invocation, Coverage)]
+    assert coverage == [Suite(dirs=("tests",), keywords=("core",))]
+    assert confirmer.suite_seconds == 9.0
 
 
 async def test_a_change_that_runs_at_import_runs_the_whole_suite_without_a_repository_map(
