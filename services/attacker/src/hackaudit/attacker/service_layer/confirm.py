@@ -21,10 +21,11 @@ in the graded tests' coverage run, which returns the changed files' text) is see
 that uses its module: the map could select no less than the whole suite, so it is not measured
 for it and the whole suite runs at once. Where the runner can narrow a suite by name (pytest,
 sympy's), the map is measured first over the tests named after what gold's change is about
-(`selection.map_words`: its modules and the names on its lines), and over the whole suite only
-when fewer of those execute a candidate's change than the wider suite would run
-(`suite_max_tests`): a change on a line most of the suite runs is then mapped for a fraction of
-the suite's cost, at the price of never ranking a test that is not named so.
+(`selection.map_words`: its modules and the names on its lines) and the candidate runs those of
+them that execute its change; the whole suite's map is measured only when they tell it from gold
+in nothing and were fewer than the wider suite runs (`suite_max_tests`), and then only the tests
+it adds run. A change on a line most of the suite runs is mapped for a fraction of the suite's
+cost, at the price of never selecting a test not named so when enough named ones execute it.
 """
 
 from __future__ import annotations
@@ -447,8 +448,8 @@ class Confirmer:
         if chosen is None:
             return None
         if tried and chosen.run is not None:
-            run = tuple(r for r in chosen.run if r not in set(tried))
-            chosen = dataclasses.replace(chosen, run=run)
+            done = set(tried)
+            chosen = dataclasses.replace(chosen, run=tuple(r for r in chosen.run if r not in done))
         return _Selected(chosen, results[0], self.map_words() if named else (), len(tried))
 
     async def graded_gold(self) -> tuple[RunResult, ...]:
@@ -494,12 +495,12 @@ class Confirmer:
             # suite's; the whole suite's map only when they leave room and found nothing.
             named = await self._selected(candidate, suite, named=True)
             tried: tuple[str, ...] = ()
-            named_check: CheckResult | None = None  # the named tests' check, when it ran
+            checked: CheckResult | None = None  # the named tests' check, when it ran
             if named is not None and named.selection.run:
-                named_check = await self._selected_check(candidate, suite, key, named)
-                if named_check.evidence is not None or named.full(self._config.suite_max_tests):
+                checked = await self._selected_check(candidate, suite, key, named)
+                if checked.evidence is not None or named.full(self._config.suite_max_tests):
                     what = f"{named.described()}; tests not named so not measured"
-                    return _noted(named_check, what)
+                    return _noted(checked, what)
                 tried = named.selection.run
             if named is None and self._map_timed_out():
                 return self._map_timeout_note()  # the whole suite would take longer still
@@ -514,9 +515,9 @@ class Confirmer:
                 )
                 return CheckResult(check=Check.SUITE, note=note)
             if picked is not None and chosen is not None and chosen.run is not None:
-                if chosen.run or named_check is None:
-                    named_check = await self._selected_check(candidate, suite, key, picked)
-                return _noted(named_check, picked.described())
+                if chosen.run or checked is None:
+                    checked = await self._selected_check(candidate, suite, key, picked)
+                return _noted(checked, picked.described())
         found = await self._suite_check(candidate, suite, key)
         return found.model_copy(update={"note": found.note + what}) if found.note else found
 

@@ -11,8 +11,9 @@ gold's changed source files, whole, with their text — which repository test ex
 line, for test selection (`selection`) and for what reaches a candidate's change. It is run
 when a check first needs it, and reported with its cost (`GoldCoverage.repository`). Where the
 runner can narrow a suite by name, the tests named after what gold's change is about run first
-(`NAMED_RUN_KEY`, `selection.map_words`); the whole suite is measured only when a candidate's
-change is executed by fewer of them than the wider suite would run.
+(`NAMED_RUN_KEY`, `selection.map_words`); the whole suite is measured only when fewer of them
+execute a candidate's change than the wider suite would run and they tell it from gold in
+nothing.
 """
 
 from __future__ import annotations
