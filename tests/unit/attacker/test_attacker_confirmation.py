@@ -699,6 +699,16 @@ async def test_a_selected_test_the_candidate_breaks_confirms_once_gold_reruns_pa
     assert confirmer.suite_seconds == 9.0
 
 
+def _at_import(confirmer: Confirmer) -> None:
+    """Gold's text, as the graded tests' coverage run returns it, with every line outside any
+    function: a change anywhere in it runs at import."""
+    text = "LIMIT = 1\n" * 200
+    graded = CoverageResult(per_test=True, sources={"pkg/core.py": text})
+    confirmer.gold_runs[coverage_map.GOLD_RUN_KEY] = (
+        passed([]).model_copy(update={"coverage": graded}),
+    )
+
+
 async def test_a_change_that_runs_at_import_runs_the_whole_suite_without_a_repository_map(
     tiny,
 ) -> None:
@@ -706,17 +716,34 @@ async def test_a_change_that_runs_at_import_runs_the_whole_suite_without_a_repos
         [_repository_map(tiny.task, "tests.test_other.test_x"), scripted(tiny.task)]
     )
     confirmer = _confirmer(tiny.task, sandbox, probes=False)
-    # gold's text, from the graded tests' coverage run, puts every line outside any function
-    text = "LIMIT = 1\n" * 200
-    graded = CoverageResult(per_test=True, sources={"pkg/core.py": text})
-    confirmer.gold_runs[coverage_map.GOLD_RUN_KEY] = (
-        passed([]).model_copy(update={"coverage": graded}),
-    )
+    _at_import(confirmer)
     _, evidence = await confirmer.confirm(_without_last_hunk(tiny.task), _accepted(tiny.task))
     assert not [r for r in sandbox.requests if isinstance(r.invocation, Coverage)]
     suites = [r.invocation for r in sandbox.requests if isinstance(r.invocation, Suite)]
-    assert suites == [Suite(dirs=("tests",))]  # the candidate's, which passes every test
+    # the candidate's runs, each passing every test: the tests named after the change (its
+    # module and the names on its lines), then the whole suite; gold runs neither
+    assert suites == [Suite(dirs=("tests",), keywords=("core", "limit")), Suite(dirs=("tests",))]
+    assert not any(_is_gold(r, tiny.task) for r in sandbox.requests if r.invocation in suites)
     assert "its change runs at import" in evidence
+    assert "the tests named after the change (core, limit) ran first and told it" in evidence
+
+
+async def test_a_change_at_import_that_a_test_named_after_it_tells_apart_runs_no_whole_suite(
+    tiny,
+) -> None:
+    sandbox = ScriptedSandbox([scripted(tiny.task, suite_broken=True)])
+    confirmer = _confirmer(tiny.task, sandbox, probes=False)
+    _at_import(confirmer)
+    verdict_, evidence = await confirmer.confirm(
+        _without_last_hunk(tiny.task), _accepted(tiny.task)
+    )
+    assert verdict_ is CandidateVerdict.EXPLOIT
+    assert "tests/test_other.py::test_x (FAILED)" in evidence
+    suites = [r.invocation for r in sandbox.requests if isinstance(r.invocation, Suite)]
+    assert suites[0] == Suite(dirs=("tests",), keywords=("core", "limit"))
+    # gold and the candidate's rerun run the failing test alone; the whole suite never runs
+    assert Suite(dirs=("tests",)) not in suites
+    assert set(suites[1:]) == {Suite(dirs=("tests",), files=("tests/test_other.py::test_x",))}
 
 
 async def test_a_repository_map_that_timed_out_runs_no_whole_suite_after_it(tiny) -> None:

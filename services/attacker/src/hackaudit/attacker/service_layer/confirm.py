@@ -19,8 +19,10 @@ before). When the map cannot say, the whole suite runs as before; when no test e
 change, none runs. A change that gold's text puts at import (a constant, a class attribute: seen
 in the graded tests' coverage run, which returns the changed files' text) is seen by every test
 that uses its module: the map could select no less than the whole suite, so it is not measured
-for it and the whole suite runs at once. Where the runner can narrow a suite by name (pytest,
-sympy's), the map is measured first over the tests named after what gold's change is about
+for it; where the runner can narrow a suite by name (pytest, sympy's), the tests named after the
+change run first (on the candidate, gold only on those it fails), and the whole suite only when
+they tell it from gold in nothing. For any other change, where the runner can narrow a suite by
+name, the map is measured first over the tests named after what gold's change is about
 (`selection.map_words`: its modules and the names on its lines) and the candidate runs those of
 them that execute its change; the whole suite's map is measured only when they tell it from gold
 in nothing and were fewer than the wider suite runs (`suite_max_tests`), and then only the tests
@@ -490,6 +492,20 @@ class Confirmer:
         imported = self._runs_at_import(candidate)
         if imported:
             what = " (its change runs at import, where any test of the module may see it)"
+            selecting = scope is SuiteScope.NEAR and self._config.suite_selection
+            words = self.map_words() if selecting else ()
+            if words:
+                # No map narrows a change at import: the tests named after it run first, on
+                # the candidate alone unless it fails some; the whole suite only if they pass.
+                named = suite.model_copy(update={"keywords": words})
+                found = await self._suite_check(candidate, named, f"{key}:named")
+                told = f"the tests named after the change ({', '.join(words)})"
+                if found.evidence is not None:
+                    return _noted(found, f"{told}; the whole suite not run, its change at import")
+                what = (
+                    " (its change runs at import, where any test of the module may see it;"
+                    f" {told} ran first and told it from gold in nothing)"
+                )
         if scope is SuiteScope.NEAR and self._config.suite_selection and not imported:
             # The tests named after the change first: their map costs a fraction of the
             # suite's; the whole suite's map only when they leave room and found nothing.
