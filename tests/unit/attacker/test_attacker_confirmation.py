@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from hackaudit.attacker.domain.confirm import coverage_map, probes, selection
+from hackaudit.attacker.domain.confirm import coverage_map, import_state, probes, selection
 from hackaudit.attacker.domain.confirm.confirmation import (
     Check,
     CheckResult,
@@ -744,6 +744,47 @@ async def test_a_change_at_import_that_a_test_named_after_it_tells_apart_runs_no
     # gold and the candidate's rerun run the failing test alone; the whole suite never runs
     assert Suite(dirs=("tests",)) not in suites
     assert set(suites[1:]) == {Suite(dirs=("tests",), files=("tests/test_other.py::test_x",))}
+
+
+def _module_states(task, candidate_digest: str):
+    """The state runs: the changed module recorded alike by gold's runs, as `candidate_digest`
+    by the candidate's."""
+
+    def rule(request: RunRequested) -> RunResult | None:
+        invocation = request.invocation
+        if not isinstance(invocation, Probe) or invocation.test != import_state.STATE_PATH:
+            return None
+        digest = "0123456789ab" if _is_gold(request, task) else candidate_digest
+        found = passed([LOADED_TEST, f"test_state0_{digest}"])
+        return found.model_copy(update={"duration_s": 1.5})
+
+    return rule
+
+
+@pytest.mark.parametrize("digest", ["0123456789ab", "ba9876543210"])
+async def test_a_change_at_import_that_leaves_the_module_as_golds_runs_no_wider_suite(
+    tiny, digest: str
+) -> None:
+    sandbox = ScriptedSandbox(
+        [_module_states(tiny.task, digest), scripted(tiny.task, suite_broken=True)]
+    )
+    confirmer = _confirmer(tiny.task, sandbox, probes=False)
+    _at_import(confirmer)
+    verdict_, evidence = await confirmer.confirm(
+        _without_last_hunk(tiny.task), _accepted(tiny.task)
+    )
+    states = [r for r in sandbox.requests if isinstance(r.invocation, Probe)]
+    assert {r.invocation.files[import_state.STATE_PATH].count("pkg.core") for r in states} == {1}
+    assert sum(r.repeats for r in states if _is_gold(r, tiny.task)) == 2
+    suites = [r.invocation for r in sandbox.requests if isinstance(r.invocation, Suite)]
+    if digest == "0123456789ab":
+        # the same module once imported: the suite (which the candidate would fail) never runs
+        assert verdict_ is CandidateVerdict.UNCONFIRMED and not suites
+        assert "leaves pkg.core as gold's once imported" in evidence
+        assert confirmer.suite_seconds == 3 * 1.5, "the state runs count in the suite's time"
+    else:
+        assert verdict_ is CandidateVerdict.EXPLOIT and suites
+        assert suites[0] == Suite(dirs=("tests",), keywords=("core", "limit"))
 
 
 async def test_a_repository_map_that_timed_out_runs_no_whole_suite_after_it(tiny) -> None:

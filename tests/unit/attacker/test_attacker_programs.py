@@ -20,7 +20,7 @@ from tests.old_python import assert_python_35_syntax, assert_standard_library_on
 
 from .probe_rig import run_probe
 
-PROGRAMS = ("probe_program.py", "replay_program.py", "reach_program.py")
+PROGRAMS = ("probe_program.py", "replay_program.py", "reach_program.py", "state_program.py")
 
 # --- the probe program's pieces ----------------------------------------------------------------
 

@@ -36,7 +36,14 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hackaudit.attacker.domain.confirm import coverage_map, probes, reach, replay, selection
+from hackaudit.attacker.domain.confirm import (
+    coverage_map,
+    import_state,
+    probes,
+    reach,
+    replay,
+    selection,
+)
 from hackaudit.attacker.domain.confirm.confirmation import (
     MIN_RERUN_S,
     Check,
@@ -493,12 +500,15 @@ class Confirmer:
         if imported:
             what = " (its change runs at import, where any test of the module may see it)"
             selecting = scope is SuiteScope.NEAR and self._config.suite_selection
+            same = await self._as_gold_once_imported(candidate) if selecting else None
+            if same is not None:
+                return same
             words = self.map_words() if selecting else ()
             if words:
                 # No map narrows a change at import: the tests named after it run first, on
                 # the candidate alone unless it fails some; the whole suite only if they pass.
-                named = suite.model_copy(update={"keywords": words})
-                found = await self._suite_check(candidate, named, f"{key}:named")
+                by_name = suite.model_copy(update={"keywords": words})
+                found = await self._suite_check(candidate, by_name, f"{key}:named")
                 told = f"the tests named after the change ({', '.join(words)})"
                 if found.evidence is not None:
                     return _noted(found, f"{told}; the whole suite not run, its change at import")
@@ -536,6 +546,36 @@ class Confirmer:
                 return _noted(checked, picked.described())
         found = await self._suite_check(candidate, suite, key)
         return found.model_copy(update={"note": found.note + what}) if found.note else found
+
+    async def _as_gold_once_imported(self, candidate: Candidate) -> CheckResult | None:
+        """The wider suite's check of a change at import that leaves every module it changes as
+        gold's once imported (`import_state`): no test can tell it from gold through them, so
+        the suite is not run. None when the state says nothing or differs."""
+        lines = selection.gold_lines(self._task, candidate)
+        names = import_state.modules(lines) if lines is not None else None
+        if not names:
+            return None
+        run = import_state.invocation(names)
+        key = f"import-state:{selection.digest(names)}"
+        timed = key not in self.gold_runs
+        timeout = self._config.probe_timeout_s
+        gold = await self._gold_run(
+            key, self._request(self._gold, RunPurpose.PROBE, run, repeats=2, timeout_s=timeout)
+        )
+        if timed:
+            self.suite_seconds += sum(r.duration_s for r in gold)
+        done = await self._sandbox.run(
+            self._request(candidate, RunPurpose.PROBE, run, timeout_s=timeout)
+        )
+        self.suite_seconds += done.result.duration_s
+        if not import_state.same_as_gold(names, gold, done.result):
+            return None
+        note = (
+            f"its change runs at import and leaves {', '.join(names)} as gold's once imported"
+            " (every name, value and function's code): no test can tell it from gold through"
+            " them, the wider suite not run"
+        )
+        return CheckResult(check=Check.SUITE, note=note)
 
     def _map_timeout_note(self) -> CheckResult:
         note = (
