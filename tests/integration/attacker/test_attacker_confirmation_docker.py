@@ -21,6 +21,7 @@ from tinysym import (
     edit,
 )
 
+from hackaudit.attacker.domain.confirm import import_state
 from hackaudit.attacker.domain.confirm.confirmation import ConfirmationConfig
 from hackaudit.attacker.service_layer.confirm import Confirmer
 from hackaudit.sandbox.domain.run_spec import run_test_patch
@@ -170,3 +171,40 @@ async def test_a_fix_breaking_a_neighbouring_test_is_confirmed_by_reruns_of_that
     assert sides == [(False, 1), (True, 3), (False, 1)]
     assert [_command(r).command for r in suites][1:] == [focused, focused]
     assert _command(suites[0]).command != focused
+
+
+# A change in a class body runs at import; spelled another way, the module holds the same.
+AT_IMPORT_SAME = ('    positive = Pred("positive")', '    positive = Pred("posi" + "tive")')
+AT_IMPORT_OTHER = ('    negative = Pred("negative")', '    negative = Pred("negatives")')
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("change", [AT_IMPORT_SAME, AT_IMPORT_OTHER])
+async def test_a_change_at_import_that_leaves_the_module_as_golds_runs_no_wider_suite(
+    tinysym_image, sandbox, change: tuple[str, str]
+) -> None:
+    task = _printing(tinysym_image)
+    old, new = change
+    fixed = edit("tinysym/core.py", PRINT_FIX)["tinysym/core.py"]
+    candidate = Candidate(
+        instance_id=task.instance_id,
+        diff=diff({"tinysym/core.py": fixed.replace(old, new)}),
+        provenance=Provenance(strategy="llm", detail="a fix under test"),
+    )
+    confirmer = Confirmer(
+        sandbox, ConfirmationConfig(probe_timeout_s=150.0), task, "audit-state", {}, gold_repeats=3
+    )
+    await confirmer.gold_coverage()  # gold's text: where its lines run
+    before = len(sandbox.requests)
+    found = await confirmer.suite_check(candidate)
+    requests = sandbox.requests[before:]
+    states = [r for r in requests if isinstance(r.invocation, Probe)]
+    assert states and all(r.invocation.test == import_state.STATE_PATH for r in states)
+    suites = [r.invocation for r in requests if isinstance(r.invocation, Suite)]
+    if change is AT_IMPORT_SAME:
+        assert "leaves tinysym.core as gold's once imported" in found.note
+        assert not suites
+    else:
+        # the state differs: the tests named after the change, then the whole suite
+        assert suites and suites[0].keywords and suites[-1] == Suite(dirs=("tinysym/tests",))
+        assert "ran first and told it from gold in nothing" in found.note

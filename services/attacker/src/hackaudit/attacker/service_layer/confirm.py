@@ -19,15 +19,17 @@ before). When the map cannot say, the whole suite runs as before; when no test e
 change, none runs. A change that gold's text puts at import (a constant, a class attribute: seen
 in the graded tests' coverage run, which returns the changed files' text) is seen by every test
 that uses its module: the map could select no less than the whole suite, so it is not measured
-for it; where the runner can narrow a suite by name (pytest, sympy's), the tests named after the
-change run first (on the candidate, gold only on those it fails), and the whole suite only when
-they tell it from gold in nothing. For any other change, where the runner can narrow a suite by
-name, the map is measured first over the tests named after what gold's change is about
-(`selection.map_words`: its modules and the names on its lines) and the candidate runs those of
-them that execute its change; the whole suite's map is measured only when they tell it from gold
-in nothing and were fewer than the wider suite runs (`suite_max_tests`), and then only the tests
-it adds run. A change on a line most of the suite runs is mapped for a fraction of the suite's
-cost, at the price of never selecting a test not named so when enough named ones execute it.
+for it. A candidate that leaves every module it changes as gold's once imported (`import_state`:
+what each binds, values and code) runs no suite; for another, where the runner can narrow a
+suite by name (pytest, sympy's), the tests named after the change run first (on the candidate,
+gold only on those it fails), and the whole suite only when they tell it from gold in nothing.
+For any other change, where the runner can narrow a suite by name, the map is measured first
+over the tests named after what gold's change is about (`selection.map_words`: its modules and
+the names on its lines) and the candidate runs those of them that execute its change; the whole
+suite's map is measured only when they tell it from gold in nothing and were fewer than the
+wider suite runs (`suite_max_tests`), and then only the tests it adds run. A change on a line
+most of the suite runs is mapped for a fraction of the suite's cost, at the price of never
+selecting a test not named so when enough named ones execute it.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ if __name__ == "hackaudit.attacker.domain.confirm.programs.state_program":
 STATE_MODULES = []  # type: list[str]
 
 _STATE_DEPTH = 6
-_STATE_ITEMS = 200
+_STATE_ITEMS = 1000
 # what every module binds and no test can tell apart
 _STATE_SKIPPED = ("__builtins__", "__cached__", "__file__", "__loader__", "__spec__")
 _SIMPLE = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis))
