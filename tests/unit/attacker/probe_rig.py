@@ -33,9 +33,15 @@ def run_probe(
     """The files under `root`, then the probe with these cases and `section` as its replay, run
     once."""
     write_files(root, files)
-    (root / probes.PROBE_PATH).write_text(probes.source(cases, section))
+    return run_added_module(root, probes.PROBE_PATH, probes.source(cases, section))
+
+
+def run_added_module(root: Path, path: str, text: str) -> RunResult:
+    """The module `text` written to `path` under `root` and run once, as the sandbox runs an
+    added module: `python -m unittest -v`, hash randomisation off, its log read back."""
+    (root / path).write_text(text)
     done = subprocess.run(
-        [sys.executable, "-m", "unittest", "-v", "test_hackaudit_probe"],
+        [sys.executable, "-m", "unittest", "-v", path.removesuffix(".py").replace("/", ".")],
         cwd=root, env={**os.environ, "PYTHONHASHSEED": "0"},
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip

@@ -1,22 +1,20 @@
 """The state run: what a changed module holds once imported, gold's against a candidate's.
 
 Each variant of a small module is written out with the state file beside it and run under this
-interpreter's unittest, read back through the sandbox's unittest log parser, as the sandbox does.
+interpreter's unittest, read back through the sandbox's unittest log parser (`probe_rig`).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from hackaudit.attacker.domain.confirm import import_state
 from hackaudit.attacker.domain.confirm.selection import WHOLE
-from hackaudit.sandbox.domain.log_parsers.unittest import parse_unittest
 from hackaudit.shared.contracts import RunResult, RunStatus, TestStatus
+
+from .probe_rig import run_added_module, write_files
 
 GOLD = '''\
 """Prints values."""
@@ -54,18 +52,9 @@ DIFFERENT = {
 
 
 def _state_run(root: Path, module_text: str) -> RunResult:
-    (root / "pkg").mkdir(parents=True, exist_ok=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "printing.py").write_text(module_text)
+    write_files(root, {"pkg/__init__.py": "", "pkg/printing.py": module_text})
     probe = import_state.invocation(["pkg.printing"])
-    (root / import_state.STATE_PATH).write_text(probe.files[import_state.STATE_PATH])
-    done = subprocess.run(
-        [sys.executable, "-m", "unittest", "-v", "test_hackaudit_state"],
-        cwd=root, env={**os.environ, "PYTHONHASHSEED": "0"},
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    return RunResult(status=RunStatus.COMPLETED, tests=parse_unittest(done.stderr))
+    return run_added_module(root, import_state.STATE_PATH, probe.files[import_state.STATE_PATH])
 
 
 @pytest.fixture(scope="module")
