@@ -5,6 +5,8 @@ of commands lives in its own module under `hackaudit.cli.commands`."""
 
 from __future__ import annotations
 
+import enum
+from importlib import metadata
 from typing import Annotated
 
 import typer
@@ -31,15 +33,52 @@ app = typer.Typer(
     help="Measure and repair the reward hackability of code RL environments.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
+    # `-h` beside `--help` on every command (click hands it down to the subcommands)
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+class LogLevel(enum.StrEnum):
+    """The levels `--log-level` takes (any case): a name outside them is a one-line error."""
+
+    DEBUG = "DEBUG"
+    INFO = "INFO"
+    WARNING = "WARNING"
+    ERROR = "ERROR"
+    CRITICAL = "CRITICAL"
+
+
+def version() -> str:
+    """hackaudit's installed version (`0+unknown` when run from sources not installed)."""
+    try:
+        return metadata.version("hackaudit")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        typer.echo(f"hackaudit {version()}")
+        raise typer.Exit()
 
 
 @app.callback()
 def main(
-    log_level: Annotated[str, typer.Option(help="Log level of the services.")] = "WARNING",
+    log_level: Annotated[
+        LogLevel, typer.Option(help="Log level of the services.", case_sensitive=False)
+    ] = LogLevel.WARNING,
     json_logs: Annotated[bool, typer.Option(help="Log JSON lines.")] = False,
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print hackaudit's version and exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
 ) -> None:
-    configure_logging(log_level, json=json_logs)
+    configure_logging(log_level.value, json=json_logs)
 
 
 app.command("audit")(audit.audit)
