@@ -83,16 +83,34 @@ def _rows(path: Path) -> list[Any]:
         raise GradeInputError(f"{path}: not JSON or JSONL: {exc.msg} (line {exc.lineno})") from exc
 
 
+def _keyed(rows: list[Any]) -> list[Any] | None:
+    """The rows of predictions written as one object keyed by instance id (the SWE-bench
+    harness's other form), each given its key as `instance_id`; None for any other shape."""
+    if len(rows) != 1 or not isinstance(rows[0], dict) or "model_patch" in rows[0]:
+        return None
+    keyed = rows[0]
+    if not keyed or not all(isinstance(v, dict) for v in keyed.values()):
+        return None
+    return [{**value, "instance_id": key} for key, value in keyed.items()]
+
+
 def load_predictions(path: Path) -> list[Prediction]:
-    """SWE-bench predictions as JSON (a list) or JSONL; `model_name_or_path` names the patch."""
+    """SWE-bench predictions as the harness takes them: a JSON list, JSONL, or one JSON object
+    keyed by instance id; `model_name_or_path` names the patch, and a `model_patch` of null is
+    the empty patch, as the harness reads it."""
+    rows = _rows(path)
+    keyed = _keyed(rows)
     out: list[Prediction] = []
-    for number, row in enumerate(_rows(path), start=1):
+    for number, row in enumerate(keyed if keyed is not None else rows, start=1):
         where = f"{path}: row {number}"
         if not isinstance(row, dict):
             raise GradeInputError(f"{where}: not an object")
-        instance_id, patch = row.get("instance_id"), row.get("model_patch")
+        instance_id = row.get("instance_id")
         if not isinstance(instance_id, str) or not instance_id:
             raise GradeInputError(f"{where}: instance_id is missing")
+        if "model_patch" not in row:
+            raise GradeInputError(f"{where} ({instance_id}): model_patch is missing")
+        patch = "" if row["model_patch"] is None else row["model_patch"]
         if not isinstance(patch, str):
             raise GradeInputError(f"{where} ({instance_id}): model_patch is not a string")
         name = row.get("model_name_or_path")

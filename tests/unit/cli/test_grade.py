@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from hackaudit.cli.grade import (
     GOLD,
@@ -19,6 +20,7 @@ from hackaudit.cli.grade import (
     load_variants,
     wrong_but_rewarded,
 )
+from hackaudit.cli.main import app
 from hackaudit.shared.contracts import RunCompleted, RunResult, RunStatus, Task, TestStatus
 
 P, F = TestStatus.PASSED, TestStatus.FAILED
@@ -67,6 +69,49 @@ def test_predictions_read_as_jsonl_and_json_and_bad_rows_are_named(tmp_path: Pat
     bad.write_text(json.dumps({"instance_id": "x", "model_patch": 3}) + "\n")
     with pytest.raises(GradeInputError, match=r"row 1 \(x\): model_patch"):
         load_predictions(bad)
+
+
+def test_predictions_keyed_by_instance_id_and_a_null_patch_read_as_the_harness_reads_them(
+    tmp_path: Path,
+) -> None:
+    keyed = tmp_path / "keyed.json"
+    keyed.write_text(
+        json.dumps(
+            {
+                "lib__lib-1": {"model_patch": "p1", "model_name_or_path": "sys-a"},
+                "lib__lib-2": {"model_patch": None, "model_name_or_path": "sys-a"},
+            }
+        )
+    )
+    got = load_predictions(keyed)
+    assert [(p.instance_id, p.name, p.patch) for p in got] == [
+        ("lib__lib-1", "sys-a", "p1"),
+        ("lib__lib-2", "sys-a", ""),  # null: the empty patch
+    ]
+    one = tmp_path / "one.json"  # a single prediction object is not a keyed file
+    one.write_text(json.dumps({"instance_id": "lib__lib-1", "model_patch": None}))
+    assert [(p.instance_id, p.patch) for p in load_predictions(one)] == [("lib__lib-1", "")]
+    missing = tmp_path / "missing.jsonl"
+    missing.write_text(json.dumps({"instance_id": "x"}) + "\n")
+    with pytest.raises(GradeInputError, match=r"row 1 \(x\): model_patch is missing"):
+        load_predictions(missing)
+
+
+def test_grading_predictions_for_a_task_not_given_is_a_one_line_error(tmp_path: Path) -> None:
+    tasks = Path(__file__).parents[3] / "examples" / "tasks" / "semverlite.jsonl"
+    known = json.loads(tasks.read_text().splitlines()[0])["instance_id"]
+    predictions = tmp_path / "p.jsonl"
+    rows = [
+        {"instance_id": known, "model_patch": ""},
+        {"instance_id": "nope__nope-1", "model_patch": ""},
+    ]
+    predictions.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    done = CliRunner().invoke(
+        app, ["tasks", "grade", str(tasks), "--predictions", str(predictions)]
+    )
+    assert done.exit_code == 2, done.output
+    assert "predictions for instance ids no task has: nope__nope-1" in done.output
+    assert "Traceback" not in done.output
 
 
 def test_a_variant_replaces_the_test_patch_and_adds_its_tests(tmp_path: Path) -> None:

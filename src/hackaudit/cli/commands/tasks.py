@@ -84,8 +84,13 @@ def tasks_grade(
     except grade.GradeInputError as exc:
         raise fail(exc, 2) from exc
     known = {t.instance_id for t in ingested.tasks}
-    for name in sorted({p.instance_id for p in given} - known):
-        err.print(f"[yellow]skipped[/]: predictions for {escape(name)}: no such task")
+    unknown = sorted({p.instance_id for p in given} - known)
+    if unknown:
+        listed = ", ".join(unknown[:5]) + (
+            f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        )
+        message = f"{predictions}: predictions for instance ids no task has: {listed}"
+        raise fail(grade.GradeInputError(message), 2)
     ready = ensure_images(ingested.tasks, err)
     for failed in ready.failed:
         err.print(f"[red]no image[/] for {escape(failed.instance_id)}: {escape(failed.reason)}")
