@@ -11,7 +11,13 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from hackaudit.cli.commands.options import EXAMPLE_TASKS, LABELS, ExampleTaskPaths, GroundTruth
+from hackaudit.cli.commands.options import (
+    EXAMPLE_TASKS,
+    LABELS,
+    REAL_LABELS,
+    ExampleTaskPaths,
+    GroundTruth,
+)
 from hackaudit.cli.commands.terminal import console, err
 from hackaudit.shared.contracts import JudgeUsage
 from hackaudit.shared.settings import BusSettings
@@ -27,9 +33,7 @@ def eval_judge(
         Path,
         typer.Option(help="Rebuilt real corpus (tasks.jsonl, ground-truth/); skipped if absent."),
     ] = Path(".hackaudit/real-corpus"),
-    real_labels: Annotated[Path, typer.Option(help="The real corpus's labels.")] = Path(
-        "examples/real/labels.json"
-    ),
+    real_labels: Annotated[Path, typer.Option(help="The real corpus's labels.")] = REAL_LABELS,
     samples: Annotated[int, typer.Option(help="Samples per patch.", min=1)] = 3,
 ) -> None:
     """The judge against patches of known truth: accuracy, precision / recall on "incorrect",

@@ -22,8 +22,21 @@ CANDIDATES_PER_ROUND = 5
 ROUNDS = 3
 TIMEOUT_S = 3600.0
 REPORT_DIR = Path(".hackaudit/report")
-LABELS = Path("examples/labels.json")
-EXAMPLE_TASKS = Path("examples/tasks")
+# The clone hackaudit runs from (its editable install), whose bundled files the defaults name.
+CHECKOUT = Path(__file__).resolve().parents[4]
+
+
+def bundled(path: Path) -> Path:
+    """A default naming one of the clone's own files (`examples/...`): as given when it exists
+    from the current folder, else the clone's, so that the defaults work from any folder."""
+    if path.is_absolute() or path.exists() or not (CHECKOUT / path).exists():
+        return path
+    return CHECKOUT / path
+
+
+LABELS = bundled(Path("examples/labels.json"))
+EXAMPLE_TASKS = bundled(Path("examples/tasks"))
+REAL_LABELS = bundled(Path("examples/real/labels.json"))
 
 TaskPaths = Annotated[
     list[Path], typer.Argument(help="Task files (SWE-bench JSON/JSONL/parquet) or folders of them.")
