@@ -56,9 +56,24 @@ def running_url(settings: BusSettings) -> str:
     )
 
 
+async def _unlogged(exc: Exception) -> None:
+    """nats-py's error callback: its default logs every failed attempt with a traceback; the
+    command says the failure once, in one line (`BusUnavailableError`)."""
+
+
+# How the command line's own connections try a server: a few seconds, a few attempts, quietly.
+CONNECT_TIMEOUT_S = 5
+RECONNECT_ATTEMPTS = 2
+
+
 async def connect(url: str) -> Client:
     try:
-        return await nats.connect(url, connect_timeout=5, max_reconnect_attempts=2)
+        return await nats.connect(
+            url,
+            connect_timeout=CONNECT_TIMEOUT_S,
+            max_reconnect_attempts=RECONNECT_ATTEMPTS,
+            error_cb=_unlogged,
+        )
     except Exception as exc:
         raise BusUnavailableError(f"cannot reach NATS at {url}: {exc}") from exc
 
@@ -66,8 +81,17 @@ async def connect(url: str) -> Client:
 @contextlib.asynccontextmanager
 async def publisher(url: str, settings: BusSettings) -> AsyncIterator[NatsBroker]:
     """A connected broker with the topology declared, for publishing only."""
-    broker = NatsBroker(url, logger=None)
-    await broker.connect()
+    broker = NatsBroker(
+        url,
+        logger=None,
+        connect_timeout=CONNECT_TIMEOUT_S,
+        max_reconnect_attempts=RECONNECT_ATTEMPTS,
+        error_cb=_unlogged,
+    )
+    try:
+        await broker.connect()
+    except Exception as exc:
+        raise BusUnavailableError(f"cannot reach NATS at {url}: {exc}") from exc
     try:
         await bus.declare_topology(broker.config.connection_state.stream, settings, [])
         yield broker
