@@ -499,26 +499,12 @@ class Confirmer:
             return CheckResult(check=Check.SUITE, note=note)
         key, what = f"suite-{scope.value}", ""
         imported = self._runs_at_import(candidate)
+        selecting = scope is SuiteScope.NEAR and self._config.suite_selection
         if imported:
-            what = " (its change runs at import, where any test of the module may see it)"
-            selecting = scope is SuiteScope.NEAR and self._config.suite_selection
-            same = await self._as_gold_once_imported(candidate) if selecting else None
-            if same is not None:
-                return same
-            words = self.map_words() if selecting else ()
-            if words:
-                # No map narrows a change at import: the tests named after it run first, on
-                # the candidate alone unless it fails some; the whole suite only if they pass.
-                by_name = suite.model_copy(update={"keywords": words})
-                found = await self._suite_check(candidate, by_name, f"{key}:named")
-                told = f"the tests named after the change ({', '.join(words)})"
-                if found.evidence is not None:
-                    return _noted(found, f"{told}; the whole suite not run, its change at import")
-                what = (
-                    " (its change runs at import, where any test of the module may see it;"
-                    f" {told} ran first and told it from gold in nothing)"
-                )
-        if scope is SuiteScope.NEAR and self._config.suite_selection and not imported:
+            decided, what = await self._at_import_first(candidate, suite, key, selecting)
+            if decided is not None:
+                return decided
+        if selecting and not imported:
             # The tests named after the change first: their map costs a fraction of the
             # suite's; the whole suite's map only when they leave room and found nothing.
             named = await self._selected(candidate, suite, named=True)
@@ -548,6 +534,34 @@ class Confirmer:
                 return _noted(checked, picked.described())
         found = await self._suite_check(candidate, suite, key)
         return found.model_copy(update={"note": found.note + what}) if found.note else found
+
+    async def _at_import_first(
+        self, candidate: Candidate, suite: Suite, key: str, selecting: bool
+    ) -> tuple[CheckResult | None, str]:
+        """The cheaper checks of a change at import before its whole suite (when `selecting`):
+        the changed modules' state, then the tests named after the change. Returns the check's
+        result when one decides, and what the whole suite's note is to add."""
+        what = " (its change runs at import, where any test of the module may see it)"
+        if not selecting:
+            return None, what
+        same = await self._as_gold_once_imported(candidate)
+        if same is not None:
+            return same, what
+        words = self.map_words()
+        if not words:
+            return None, what
+        # No map narrows a change at import: the tests named after it run first, on the
+        # candidate alone unless it fails some; the whole suite only if they pass.
+        by_name = suite.model_copy(update={"keywords": words})
+        found = await self._suite_check(candidate, by_name, f"{key}:named")
+        told = f"the tests named after the change ({', '.join(words)})"
+        if found.evidence is not None:
+            return _noted(found, f"{told}; the whole suite not run, its change at import"), what
+        what = (
+            " (its change runs at import, where any test of the module may see it;"
+            f" {told} ran first and told it from gold in nothing)"
+        )
+        return None, what
 
     async def _as_gold_once_imported(self, candidate: Candidate) -> CheckResult | None:
         """The wider suite's check of a change at import that leaves every module it changes as
