@@ -55,7 +55,7 @@ def summarise(text: str) -> MetricsSummary:
                 dead += value
             elif name == "hackaudit_llm_tokens_total":
                 tokens[labels["direction"]] += value
-            elif name == "hackaudit_queue_lag":
+            elif name == "hackaudit_queue_lag_messages":
                 lag[labels["consumer"]] = value
     return MetricsSummary(dict(runs), dict(verdicts), dead, dict(tokens), lag)
 

@@ -146,7 +146,7 @@ def test_the_scaled_consumer_is_the_one_the_sandbox_service_consumes() -> None:
     assert trigger["metadata"]["stream"] == subjects.STREAM
     # the lag the operator sees is the series named in the manifest, for the same consumer
     lag_series = (
-        f'hackaudit_queue_lag{{stream="{subjects.STREAM}", '
+        f'hackaudit_queue_lag_messages{{stream="{subjects.STREAM}", '
         f'consumer="{trigger["metadata"]["consumer"]}"}}'
     )
     assert lag_series in (K8S / "sandbox-scaledobject.yaml").read_text()
@@ -158,7 +158,7 @@ def test_the_lag_metric_the_manifests_name_exists() -> None:
     metrics = Metrics.create()
     metrics.set_queue_lag(subjects.STREAM, [ConsumerLag(subjects.SANDBOX_RUNS.durable, 3, 2)])
     labels = {"stream": subjects.STREAM, "consumer": subjects.SANDBOX_RUNS.durable}
-    assert metrics.registry.get_sample_value("hackaudit_queue_lag", labels) == 5
+    assert metrics.registry.get_sample_value("hackaudit_queue_lag_messages", labels) == 5
 
 
 def test_every_deployment_is_probed_and_scraped_on_the_configured_metrics_port(

@@ -3,7 +3,8 @@
 The scorer runs with its metrics port; a durable consumer no one consumes (the sandbox's, with no
 sandbox worker) fills up, and `/metrics` shows its lag; a message the scorer cannot read is
 dead-lettered and counted; `/readyz` follows the NATS connection down and back up; `/healthz`
-fails while the event loop is blocked and recovers after.
+fails while the event loop is blocked and recovers after. `/metrics` answers OpenMetrics to a
+scraper that asks for it (as Prometheus does) and the classic text format to any other.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ from pathlib import Path
 
 import nats
 import pytest
+from prometheus_client.openmetrics.parser import (
+    text_string_to_metric_families as openmetrics_families,
+)
 from prometheus_client.parser import text_string_to_metric_families
 
 from hackaudit.scorer.app import ScorerSettings
 from hackaudit.scorer.app import build as build_scorer
-from hackaudit.shared import bus, ops_endpoint, subjects
+from hackaudit.shared import bus, metrics, ops_endpoint, subjects
 from hackaudit.shared.nats_server import EmbeddedNats, free_port
 from hackaudit.shared.ops_endpoint import ENDPOINTS_DIR, OpsSettings
 from hackaudit.shared.service import running
@@ -31,14 +35,27 @@ from hackaudit.shared.settings import BusSettings
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 QUEUED = 4
+# What Prometheus (2.x and 3.x) sends when it scrapes, and what an old scraper sends.
+PROMETHEUS_ACCEPT = (
+    "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
+    "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+)
+CLASSIC_ACCEPT = "text/plain;version=0.0.4;q=1,*/*;q=0.1"
 
 
 def get(url: str) -> tuple[int, bytes]:
+    status, body, _ = get_typed(url)
+    return status, body
+
+
+def get_typed(url: str, accept: str | None = None) -> tuple[int, bytes, str]:
+    """Status, body and Content-Type of a GET (with `accept` as its Accept header)."""
+    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
     try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return int(response.status), response.read()
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return int(response.status), response.read(), response.headers["Content-Type"]
     except urllib.error.HTTPError as exc:
-        return exc.code, exc.read()
+        return exc.code, exc.read(), exc.headers["Content-Type"]
 
 
 async def aget(url: str) -> tuple[int, bytes]:
@@ -100,8 +117,8 @@ async def test_endpoint_reports_lag_dead_letters_readiness_and_health(tmp_path: 
 
             async def lag_and_dead_letter_shown() -> tuple[bool, object]:
                 text = (await aget(f"{base}/metrics"))[1].decode()
-                lag = sample(text, "hackaudit_queue_lag", consumer="sandbox-runs")
-                own = sample(text, "hackaudit_queue_lag", consumer="scorer-ingested")
+                lag = sample(text, "hackaudit_queue_lag_messages", consumer="sandbox-runs")
+                own = sample(text, "hackaudit_queue_lag_messages", consumer="scorer-ingested")
                 letters = sample(text, dead, **labels)
                 stored = sample(text, "hackaudit_dead_letter_stream_messages")
                 seen = (lag, own, letters, stored)
@@ -160,6 +177,44 @@ async def test_two_services_in_one_process_share_one_endpoint(tmp_path: Path) ->
                 assert set(json.loads(body)["services"]) == {"scorer", "judge"}
                 text = (await aget(f"{base}/metrics"))[1].decode()
                 assert sample(text, "hackaudit_verdicts_total", verdict="KEEP") is not None
+                assert sample(text, "hackaudit_build_info", service="judge") == 1
+                assert sample(text, "hackaudit_build_info", service="scorer") == 1
             status, body = await aget(f"{base}/readyz")
             assert set(json.loads(body)["services"]) == {"scorer"}
+            text = (await aget(f"{base}/metrics"))[1].decode()
+            assert sample(text, "hackaudit_build_info", service="judge") is None
+            assert sample(text, "hackaudit_build_info", service="scorer") == 1
         assert ops_endpoint.current() is None
+
+
+async def test_metrics_are_openmetrics_when_asked_for_and_classic_text_otherwise(
+    tmp_path: Path,
+) -> None:
+    settings = BusSettings(state_dir=tmp_path / "state")
+    ops = OpsSettings(host="127.0.0.1", port=free_port(), lag_interval_s=0.3)
+    url = f"http://127.0.0.1:{ops.port}/metrics"
+    build = {"service": "scorer", "version": metrics.installed_version()}
+    with EmbeddedNats(tmp_path / "nats") as server:
+        scorer = build_scorer(settings, ScorerSettings(results_db=tmp_path / "results.duckdb"))
+        async with running(server.url, scorer, settings, ops):
+            status, body, content_type = await asyncio.to_thread(get_typed, url, PROMETHEUS_ACCEPT)
+            assert status == 200
+            assert content_type.startswith("application/openmetrics-text; version=1.0.0")
+            text = body.decode()
+            assert text.endswith("# EOF\n")
+            assert "# UNIT hackaudit_queue_lag_messages messages" in text
+            assert "# UNIT hackaudit_sandbox_run_duration_seconds seconds" in text
+            families = {f.name: f for f in openmetrics_families(text)}  # strict: raises if not
+            assert families["hackaudit_build"].type == "info"
+            assert families["hackaudit_verdicts"].type == "counter"
+            (info,) = families["hackaudit_build"].samples
+            assert (info.name, info.labels, info.value) == ("hackaudit_build_info", build, 1)
+
+            for accept in (CLASSIC_ACCEPT, None):
+                status, body, content_type = await asyncio.to_thread(get_typed, url, accept)
+                assert status == 200
+                assert content_type == "text/plain; version=0.0.4; charset=utf-8"
+                text = body.decode()
+                assert "# EOF" not in text and "# UNIT" not in text
+                assert sample(text, "hackaudit_build_info", **build) == 1
+                assert sample(text, "hackaudit_verdicts_total", verdict="KEEP") == 0

@@ -1,5 +1,6 @@
 """A sandbox worker started as in a container (`python -m hackaudit.sandbox`, metrics port set)
-counts and times the real test runs it makes, and reports itself ready once it consumes."""
+counts and times the real test runs it makes, reports itself ready once it consumes, and names
+itself and its version in `hackaudit_build_info`."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from faststream.nats import NatsBroker
 from prometheus_client.parser import text_string_to_metric_families
 from sandbox_calc import TaskImage, calc_task
 
-from hackaudit.shared import bus, subjects
+from hackaudit.shared import bus, metrics, subjects
 from hackaudit.shared.contracts import Candidate, RunCompleted, RunPurpose, RunRequested
 from hackaudit.shared.nats_server import free_port
 from hackaudit.shared.settings import BusSettings
@@ -88,6 +89,13 @@ async def test_worker_counts_and_times_its_runs(
             await asyncio.sleep(0.3)
         _, before = await asyncio.to_thread(get, f"{base}/metrics")
         assert samples(before, "hackaudit_sandbox_runs_total")["completed"] == 0
+        builds = [
+            s.labels
+            for family in text_string_to_metric_families(before)
+            for s in family.samples
+            if s.name == "hackaudit_build_info" and s.value == 1
+        ]
+        assert builds == [{"service": "sandbox", "version": metrics.installed_version()}]
 
         publisher = NatsBroker(nats_url, logger=None)
         await publisher.connect()

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 from prometheus_client import generate_latest
+from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 
 from hackaudit.cli.ops_status import summarise
 from hackaudit.shared import bus, metrics
@@ -52,8 +53,9 @@ def test_every_name_is_prefixed_and_every_known_label_starts_at_zero() -> None:
     text = generate_latest(m.registry).decode()
     types = dict(line.split()[2:4] for line in text.splitlines() if line.startswith("# TYPE"))
     assert types == {
-        "hackaudit_queue_lag": "gauge",
-        "hackaudit_queue_ack_pending": "gauge",
+        "hackaudit_build_info": "gauge",
+        "hackaudit_queue_lag_messages": "gauge",
+        "hackaudit_queue_ack_pending_messages": "gauge",
         "hackaudit_dead_letter_stream_messages": "gauge",
         "hackaudit_sandbox_runs_total": "counter",
         "hackaudit_sandbox_run_duration_seconds": "histogram",
@@ -67,6 +69,31 @@ def test_every_name_is_prefixed_and_every_known_label_starts_at_zero() -> None:
     for status in RunStatus:
         assert value(m, "hackaudit_sandbox_runs_total", outcome=status.value) == 0
     assert value(m, "hackaudit_llm_tokens_total", service="judge", direction="output") == 0
+
+
+def test_every_gauge_and_histogram_ends_with_its_unit_and_says_it_in_openmetrics() -> None:
+    text = openmetrics_latest(Metrics.create().registry).decode()
+    units = dict(line.split()[2:4] for line in text.splitlines() if line.startswith("# UNIT"))
+    assert units == {
+        "hackaudit_queue_lag_messages": "messages",
+        "hackaudit_queue_ack_pending_messages": "messages",
+        "hackaudit_dead_letter_stream_messages": "messages",
+        "hackaudit_sandbox_run_duration_seconds": "seconds",
+    }
+    assert text.endswith("# EOF\n")
+
+
+def test_build_info_names_each_service_of_the_process_with_the_installed_version() -> None:
+    m = Metrics.create()
+    m.record_service("scorer", "1.2.3")
+    m.record_service("judge")
+    assert value(m, "hackaudit_build_info", service="scorer", version="1.2.3") == 1
+    assert value(m, "hackaudit_build_info", service="judge", version=metrics.installed_version())
+    assert metrics.installed_version() != "0+unknown"  # the workspace is installed here
+    m.forget_service("scorer")
+    m.forget_service("scorer")  # already gone: nothing to do
+    assert absent(m, "hackaudit_build_info", service="scorer", version="1.2.3")
+    assert value(m, "hackaudit_build_info", service="judge", version=metrics.installed_version())
 
 
 def test_each_execution_of_a_run_is_counted_and_timed_by_its_outcome() -> None:
@@ -114,15 +141,15 @@ def test_queue_lag_is_replaced_per_stream_and_cleared_when_unreadable() -> None:
     m = Metrics.create()
     m.set_queue_lag("S", [ConsumerLag("a", 3, 2), ConsumerLag("b", 0, 0)])
     m.set_queue_lag("OTHER", [ConsumerLag("c", 1, 0)])
-    assert value(m, "hackaudit_queue_lag", stream="S", consumer="a") == 5
-    assert value(m, "hackaudit_queue_ack_pending", stream="S", consumer="a") == 2
+    assert value(m, "hackaudit_queue_lag_messages", stream="S", consumer="a") == 5
+    assert value(m, "hackaudit_queue_ack_pending_messages", stream="S", consumer="a") == 2
     m.set_queue_lag("S", [ConsumerLag("a", 1, 0)])  # consumer b was deleted
-    assert value(m, "hackaudit_queue_lag", stream="S", consumer="a") == 1
-    assert absent(m, "hackaudit_queue_lag", stream="S", consumer="b")
-    assert absent(m, "hackaudit_queue_ack_pending", stream="S", consumer="b")
+    assert value(m, "hackaudit_queue_lag_messages", stream="S", consumer="a") == 1
+    assert absent(m, "hackaudit_queue_lag_messages", stream="S", consumer="b")
+    assert absent(m, "hackaudit_queue_ack_pending_messages", stream="S", consumer="b")
     m.clear_queue_lag("S")
-    assert absent(m, "hackaudit_queue_lag", stream="S", consumer="a")
-    assert value(m, "hackaudit_queue_lag", stream="OTHER", consumer="c") == 1
+    assert absent(m, "hackaudit_queue_lag_messages", stream="S", consumer="a")
+    assert value(m, "hackaudit_queue_lag_messages", stream="OTHER", consumer="c") == 1
 
 
 def test_consumer_lag_is_pending_plus_ack_pending_as_keda_reads_it() -> None:

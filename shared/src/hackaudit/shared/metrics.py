@@ -5,14 +5,18 @@ so handlers stay thin and every metric name, label and bucket is decided here. T
 in one registry per process (created on first use, not at import): `hackaudit up` runs several
 services in one process and they share it; `hackaudit.shared.ops_endpoint` serves it over HTTP.
 
-    hackaudit_queue_lag{stream,consumer}              gauge: pending + unacknowledged messages
-    hackaudit_queue_ack_pending{stream,consumer}      gauge: delivered, not yet acknowledged
-    hackaudit_dead_letter_stream_messages             gauge: messages kept in the dead letters
-    hackaudit_sandbox_runs_total{outcome}             counter: test runs by their status
-    hackaudit_sandbox_run_duration_seconds{outcome}   histogram: how long a run took
-    hackaudit_verdicts_total{verdict}                 counter: verdicts the scorer issued
-    hackaudit_dead_letters_total{subject,reason}      counter: messages this process buried
-    hackaudit_llm_tokens_total{service,direction}     counter: model tokens, input / output
+    hackaudit_build_info{service,version}                 info: the services this process runs
+    hackaudit_queue_lag_messages{stream,consumer}         gauge: pending + unacknowledged
+    hackaudit_queue_ack_pending_messages{stream,consumer} gauge: delivered, not yet acknowledged
+    hackaudit_dead_letter_stream_messages                 gauge: messages kept in the dead letters
+    hackaudit_sandbox_runs_total{outcome}                 counter: test runs by their status
+    hackaudit_sandbox_run_duration_seconds{outcome}       histogram: how long a run took
+    hackaudit_verdicts_total{verdict}                     counter: verdicts the scorer issued
+    hackaudit_dead_letters_total{subject,reason}          counter: messages this process buried
+    hackaudit_llm_tokens_total{service,direction}         counter: model tokens, input / output
+
+Names follow Prometheus' conventions: a gauge or histogram ends with its unit (`unit=` also gives
+the OpenMetrics `# UNIT` line), a counter with `_total` (prometheus_client adds it).
 
 The lag is the quantity KEDA's `nats-jetstream` scaler reads (the consumer's `num_pending` +
 `num_ack_pending`), so an alert on the gauge and the scaler agree.
@@ -20,10 +24,12 @@ The lag is the quantity KEDA's `nats-jetstream` scaler reads (the consumer's `nu
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from importlib import metadata
 
 from prometheus_client import (
     GC_COLLECTOR,
@@ -33,6 +39,7 @@ from prometheus_client import (
     Counter,
     Gauge,
     Histogram,
+    Info,
     disable_created_metrics,
 )
 
@@ -42,6 +49,19 @@ NAMESPACE = "hackaudit"
 # Test runs last from a fraction of a second (a small repository) to many minutes (a large one).
 RUN_DURATION_BUCKETS = (0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0, 1800.0)
 LLM_SERVICES = ("attacker", "judge", "repairer")
+# The distributions whose version is the build's: the whole project, else (a services image
+# without the CLI) the shared package every service has.
+VERSION_DISTRIBUTIONS = ("hackaudit", "hackaudit-shared")
+
+
+def installed_version() -> str:
+    """The version of hackaudit installed here (`0+unknown` when run from sources)."""
+    for distribution in VERSION_DISTRIBUTIONS:
+        try:
+            return metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            continue
+    return "0+unknown"
 
 
 class DeadLetterReason(StrEnum):
@@ -58,6 +78,7 @@ class Metrics:
     """Every metric, registered in `registry`."""
 
     registry: CollectorRegistry
+    build_info: Info
     queue_lag: Gauge
     queue_ack_pending: Gauge
     dead_letter_stream_messages: Gauge
@@ -76,11 +97,19 @@ class Metrics:
         registry = registry or CollectorRegistry()
         metrics = cls(
             registry=registry,
+            build_info=Info(
+                "build",
+                "The hackaudit version of each service this process runs (value 1).",
+                ["service"],
+                namespace=NAMESPACE,
+                registry=registry,
+            ),
             queue_lag=Gauge(
                 "queue_lag",
                 "Messages of a durable consumer not yet acknowledged: pending + ack pending.",
                 ["stream", "consumer"],
                 namespace=NAMESPACE,
+                unit="messages",
                 registry=registry,
             ),
             queue_ack_pending=Gauge(
@@ -88,12 +117,14 @@ class Metrics:
                 "Messages of a durable consumer delivered to a worker and not yet acknowledged.",
                 ["stream", "consumer"],
                 namespace=NAMESPACE,
+                unit="messages",
                 registry=registry,
             ),
             dead_letter_stream_messages=Gauge(
-                "dead_letter_stream_messages",
+                "dead_letter_stream",
                 "Messages kept in the dead-letter stream (whichever process buried them).",
                 namespace=NAMESPACE,
+                unit="messages",
                 registry=registry,
             ),
             sandbox_runs=Counter(
@@ -104,10 +135,11 @@ class Metrics:
                 registry=registry,
             ),
             run_duration=Histogram(
-                "sandbox_run_duration_seconds",
+                "sandbox_run_duration",
                 "Wall-clock time of one test run in the sandbox, by outcome.",
                 ["outcome"],
                 namespace=NAMESPACE,
+                unit="seconds",
                 registry=registry,
                 buckets=RUN_DURATION_BUCKETS,
             ),
@@ -144,6 +176,15 @@ class Metrics:
         return metrics
 
     # --- recording -------------------------------------------------------------------------
+
+    def record_service(self, service: str, version: str | None = None) -> None:
+        """`service` runs in this process, at `version` (the installed one by default)."""
+        self.build_info.labels(service=service).info({"version": version or installed_version()})
+
+    def forget_service(self, service: str) -> None:
+        """`service` no longer runs in this process."""
+        with contextlib.suppress(KeyError):
+            self.build_info.remove(service)
 
     def record_run(self, completed: RunCompleted) -> None:
         """Each execution in a run result (a request with repeats holds several)."""

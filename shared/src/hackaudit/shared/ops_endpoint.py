@@ -8,7 +8,9 @@ in one process; a container runs one). It is off unless `HACKAUDIT_METRICS_PORT`
   its own thread, so a blocked loop is seen, not waited on.
 - `/readyz` — every service of the process is started, its NATS connection is up and each of its
   durable consumers is subscribed (503 otherwise, with the reason per service).
-- `/metrics` — the registry of `hackaudit.shared.metrics`. The queue lag of every durable consumer
+- `/metrics` — the registry of `hackaudit.shared.metrics`, in the format the scraper's `Accept`
+  asks for: OpenMetrics for Prometheus (which asks for it), the classic text format otherwise
+  (prometheus_client's own choice of encoder). The queue lag of every durable consumer
   on the stream (not only this process's) is polled from JetStream every `lag_interval_s`, so any
   service reports the sandbox backlog, even when no sandbox worker runs.
 
@@ -35,7 +37,7 @@ import nats.errors
 from faststream.exceptions import IncorrectState
 from faststream.nats import NatsBroker
 from nats.js import JetStreamContext
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.exposition import choose_encoder
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -138,7 +140,7 @@ class Registration:
 
 
 class _Reader(Protocol):
-    def metrics_text(self) -> bytes: ...
+    def metrics_text(self, accept: str) -> tuple[bytes, str]: ...
     def health(self) -> tuple[bool, dict[str, Any]]: ...
     def readiness(self) -> tuple[bool, dict[str, Any]]: ...
 
@@ -149,7 +151,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         if path == "/metrics":
-            self._send(HTTPStatus.OK, self.reader.metrics_text(), CONTENT_TYPE_LATEST)
+            payload, content_type = self.reader.metrics_text(self.headers.get("Accept", ""))
+            self._send(HTTPStatus.OK, payload, content_type)
         elif path in ("/healthz", "/readyz"):
             ok, body = self.reader.health() if path == "/healthz" else self.reader.readiness()
             status = HTTPStatus.OK if ok else HTTPStatus.SERVICE_UNAVAILABLE
@@ -196,8 +199,10 @@ class OpsEndpoint:
 
     # readers, called from the server's threads
 
-    def metrics_text(self) -> bytes:
-        return generate_latest(self.metrics.registry)
+    def metrics_text(self, accept: str) -> tuple[bytes, str]:
+        """The exposition and its content type, as the `Accept` header asks."""
+        encode, content_type = choose_encoder(accept)
+        return encode(self.metrics.registry), content_type
 
     def health(self) -> tuple[bool, dict[str, Any]]:
         return health(self._last_beat, time.monotonic(), self.settings.stall_after_s)
@@ -237,10 +242,13 @@ class OpsEndpoint:
 
     def add(self, registration: Registration) -> None:
         self.registrations.append(registration)
+        self.metrics.record_service(registration.service)
         self._record()
 
     def remove(self, registration: Registration) -> None:
         self.registrations.remove(registration)
+        if registration.service not in self.services():
+            self.metrics.forget_service(registration.service)
         self._record()
 
     async def _heartbeat(self) -> None:
