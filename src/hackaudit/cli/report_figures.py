@@ -20,17 +20,19 @@ NO_VERDICT_COLOUR = "#9e9e9e"
 
 
 def wilson_interval(successes: int, trials: int, z: float = Z_95) -> tuple[float, float] | None:
-    """Wilson score interval of a proportion: (p + z²/2n ± z·√(p(1−p)/n + z²/4n²)) / (1 + z²/n);
-    None without trials. Stays inside [0, 1] and is sound for small n and p near 0 or 1."""
+    """Wilson score interval of a proportion at the two-sided normal quantile `z` (statsmodels'
+    `proportion_confint(method="wilson")`); None without trials. Stays inside [0, 1] and is sound
+    for small n and p near 0 or 1."""
     if trials <= 0:
         return None
     if not 0 <= successes <= trials:
         raise ValueError(f"{successes} successes out of {trials} trials")
-    p = successes / trials
-    denominator = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denominator
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # imported here: statsmodels takes seconds to import, and only the HTML report needs it
+    from statsmodels.stats.proportion import proportion_confint
+
+    alpha = math.erfc(z / math.sqrt(2))  # the two-sided tail beyond ±z
+    low, high = proportion_confint(successes, trials, alpha=alpha, method="wilson")
+    return float(low), float(high)
 
 
 def eqs_bins(values: list[float], bins: int = 10) -> list[int]:

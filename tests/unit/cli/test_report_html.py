@@ -5,13 +5,14 @@ latest audits as from an audit's own results."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
 import pytest
 
 from hackaudit.cli.report import write_report
-from hackaudit.cli.report_figures import eqs_bins, histogram_svg, wilson_interval
+from hackaudit.cli.report_figures import Z_95, eqs_bins, histogram_svg, wilson_interval
 from hackaudit.cli.report_html import render_html
 from hackaudit.cli.report_store import latest_per_task
 from tests.reportdata import HOSTILE, RENAMED, sample_states
@@ -39,18 +40,36 @@ def test_text_from_tasks_patches_and_evidence_is_escaped() -> None:
     assert "<li>&lt;script&gt;" in page  # an input problem
 
 
+def score_equation_roots(x: int, n: int, z: float) -> tuple[float, float]:
+    """The Wilson bounds as the roots p of the score test's equation n(x/n − p)² = z²·p(1 − p),
+    i.e. (n + z²)p² − (2x + z²)p + x²/n = 0, by the quadratic formula."""
+    a, b, c = n + z * z, -(2 * x + z * z), x * x / n
+    root = math.sqrt(b * b - 4 * a * c)
+    return (-b - root) / (2 * a), (-b + root) / (2 * a)
+
+
+@pytest.mark.parametrize(
+    ("successes", "trials"), [(0, 10), (5, 10), (10, 10), (21, 28), (1, 1), (3, 1000)]
+)
+@pytest.mark.parametrize("z", [Z_95, 1.0, 2.5758293035489004])
+def test_wilson_interval_solves_the_score_equation(successes: int, trials: int, z: float) -> None:
+    expected = score_equation_roots(successes, trials, z)
+    assert wilson_interval(successes, trials, z) == pytest.approx(expected, abs=1e-9)
+
+
 @pytest.mark.parametrize(
     ("successes", "trials", "expected"),
-    [  # reference values: statsmodels' proportion_confint(method="wilson")
-        (0, 10, (0.0, 0.27753279986288926)),
-        (5, 10, (0.23659309051256394, 0.7634069094874361)),
-        (10, 10, (0.7224672001371106, 1.0)),
-        (21, 28, (0.5664432968100103, 0.8732350508070669)),
-        (1, 1, (0.2065493143772374, 1.0)),
+    [  # Newcombe (1998), Statistics in Medicine 17:857, table II, method 3 (score, no correction)
+        (81, 263, (0.2553, 0.3662)),
+        (15, 148, (0.0624, 0.1605)),
+        (0, 20, (0.0, 0.1611)),
+        (1, 29, (0.0061, 0.1718)),
     ],
 )
-def test_wilson_interval(successes: int, trials: int, expected: tuple[float, float]) -> None:
-    assert wilson_interval(successes, trials) == pytest.approx(expected, abs=1e-9)
+def test_wilson_interval_as_published(
+    successes: int, trials: int, expected: tuple[float, float]
+) -> None:
+    assert wilson_interval(successes, trials) == pytest.approx(expected, abs=5e-5)
 
 
 def test_wilson_interval_without_trials_and_impossible_counts() -> None:
