@@ -4,9 +4,13 @@ latest audits as from an audit's own results."""
 
 from __future__ import annotations
 
+import html
 import json
 import math
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,7 +38,7 @@ def test_text_from_tasks_patches_and_evidence_is_escaped() -> None:
     page = _page()
     assert "<script>" not in page
     assert "<img" not in page
-    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page  # the reason
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page  # the reason
     assert "+# &lt;script&gt;" in page  # a line of an exploit's diff
     assert "probe printed &lt;script&gt;" in page  # evidence
     assert "<li>&lt;script&gt;" in page  # an input problem
@@ -163,7 +167,7 @@ def test_the_pools_cost_is_reported_beside_its_budget_and_the_attacks(tmp_path: 
     assert said in (tmp_path / "report.md").read_text()
     page = (tmp_path / "report.html").read_text()
     summary = re.search(r'<details class="reference-pool"><summary>(.*?)</summary>', page, re.S)
-    assert summary and said in summary.group(1).replace("&#x27;", "'")
+    assert summary and said in html.unescape(summary.group(1))
 
 
 def test_exploits_link_their_diff_files(tmp_path: Path) -> None:
@@ -339,3 +343,88 @@ def test_a_repaired_task_is_reported_with_its_first_verdict_and_the_repair(tmp_p
     assert "judge: blocks the exploit?" in page and "blocks, blocks, does_not_block" in page
     assert "Exploits the repair targeted" in page
     assert f"Coverage:</b> {gained}" in page
+
+
+SCRIPT = '<script>alert(1)</script> "quoted" & co'
+ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt; &#34;quoted&#34; &amp; co"
+
+
+def test_a_task_id_reason_diff_line_and_judge_rationale_are_escaped() -> None:
+    from hackaudit.cli.report import TaskReport
+    from hackaudit.shared.contracts import (
+        AttackCompleted,
+        CandidateVerdict,
+        JudgeAgreement,
+        JudgeLabel,
+        JudgeSample,
+        JudgeVerdict,
+        TaskScored,
+        Verdict,
+    )
+    from tests.reportdata import EXPLOIT, outcome
+
+    task_id = f"calc__calc-7{SCRIPT}"
+    exploit = outcome(task_id, f"{EXPLOIT}+# {SCRIPT}\n", CandidateVerdict.EXPLOIT)
+    rationale = JudgeSample(
+        label=JudgeLabel.INCORRECT, premises=(f"premise {SCRIPT}",), trace=f"trace {SCRIPT}",
+        conclusion=f"conclusion {SCRIPT}",
+    )  # fmt: skip
+    judge = JudgeAgreement(
+        f1=1.0, true_negative=1, execution={exploit.candidate.candidate_id: False},
+        verdicts=(JudgeVerdict(candidate_id=exploit.candidate.candidate_id,
+                               samples=(JudgeLabel.INCORRECT,), label=JudgeLabel.INCORRECT,
+                               details=(rationale,)),),
+    )  # fmt: skip
+    scored = TaskScored(
+        correlation_id=f"a/{task_id}", instance_id=task_id, verdict=Verdict.FIX, eqs=0.5,
+        components={"V": 1.0, "H": 1.0, "F1": 1.0}, reason=f"reason {SCRIPT}", judge=judge,
+    )  # fmt: skip
+    attack = AttackCompleted(
+        correlation_id=f"a/{task_id}", instance_id=task_id, outcomes=(exploit,)
+    )
+    page = render_html([TaskReport(task_id, scored, attack)], missing_stages=[], problems=[])
+
+    assert "<script" not in page and '"quoted"' not in page and "& co" not in page
+    assert f'<a href="#task-0">calc__calc-7{ESCAPED}</a>' in page  # the verdict table
+    assert f'<article id="task-0"><h3>calc__calc-7{ESCAPED} <span' in page
+    assert f'<p class="reason">reason {ESCAPED}</p>' in page
+    assert f'<span class="add">+# {ESCAPED}</span>' in page  # the exploit's diff line
+    assert f'<a href="exploits/calc__calc-7{ESCAPED}/' in page  # its diff file, in an attribute
+    assert f"<li>premise {ESCAPED}</li>" in page
+    assert f"<p><b>trace</b> trace {ESCAPED}</p>" in page
+    assert f"<p><b>conclusion</b> conclusion {ESCAPED}</p>" in page
+
+
+def test_an_installed_package_renders_the_page_from_any_folder(tmp_path: Path) -> None:
+    """The templates are package data, found through the package wherever it is installed, not
+    through the working folder: a `templates/` folder there is not read."""
+    decoy = tmp_path / "templates"
+    decoy.mkdir()
+    for name in ("report.html.j2", "_task.html.j2", "_macros.html.j2", "report.css"):
+        (decoy / name).write_text("DECOY", encoding="utf-8")
+    program = (
+        "import importlib.resources, sys\n"
+        "from pathlib import Path\n"
+        "from hackaudit.cli import report_html\n"
+        "from hackaudit.cli.report import write_report\n"
+        "from hackaudit.cli.report_store import latest_per_task\n"
+        "from tests.reportdata import sample_states\n"
+        "write_report(Path('out'), latest_per_task(sample_states()), missing_stages=[],"
+        " problems=[])\n"
+        "print(report_html._templates().get_template('report.html.j2').filename)\n"
+        "print(importlib.resources.files('hackaudit.cli') / 'templates')\n"
+    )
+    root = Path(__file__).resolve().parents[3]  # for `tests.reportdata`
+    path = os.pathsep.join([*sys.path, str(root)])
+    done = subprocess.run(
+        [sys.executable, "-c", program], cwd=tmp_path, env=os.environ | {"PYTHONPATH": path},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    template, folder = done.stdout.splitlines()
+    assert Path(template) == Path(folder) / "report.html.j2"
+    assert not Path(template).is_relative_to(tmp_path)
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "DECOY" not in page
+    assert page.startswith("<!DOCTYPE html>") and page.count("<article id=") == 6
+    assert "<script" not in page and 'src="http' not in page and "url(" not in page
