@@ -23,7 +23,9 @@ from hackaudit.shared.ingest.pass_at_1 import PassAtOneFileError
 # columns); on a terminal, or with COLUMNS set, the width is the terminal's as usual.
 PIPED_WIDTH = 240
 console = Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else PIPED_WIDTH)
-err = Console(stderr=True)
+# Problems stay one line each however long (a log or CI greps them): rich would wrap them at 80
+# columns when stderr is not a terminal. Progress bars and tables on it keep the usual width.
+err = Console(stderr=True, soft_wrap=True)
 
 
 def fail(exc: Exception, code: int = 1) -> typer.Exit:
