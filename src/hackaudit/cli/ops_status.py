@@ -118,6 +118,25 @@ def endpoints(state_dir: Path) -> list[EndpointStatus]:
     return [probe(entry) for entry in recorded(state_dir)]
 
 
+def endpoint_document(e: EndpointStatus) -> dict[str, Any]:
+    """One endpoint as `status --json` gives it: what its table row shows, unabbreviated."""
+    s = e.summary
+    return {
+        "endpoint": e.url,
+        "pid": e.pid,
+        "services": e.services,
+        "healthy": e.healthy,  # null: no answer
+        "ready": e.ready,
+        "problems": e.problems,
+        "error": e.error or None,
+        "runs": s.runs if s else None,
+        "verdicts": s.verdicts if s else None,
+        "dead_letters": s.dead_letters if s else None,
+        "tokens": s.tokens if s else None,
+        "lag": s.lag if s else None,
+    }
+
+
 def show(console: Console, state_dir: Path) -> None:
     """Print the endpoints of this machine's services, or how to turn them on."""
     found = endpoints(state_dir)

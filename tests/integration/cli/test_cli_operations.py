@@ -79,6 +79,11 @@ def test_status_shows_the_lag_and_the_metrics_endpoint_of_up(tmp_path: Path) -> 
         assert cells[0] == f"http://127.0.0.1:{metrics_port}", cells
         assert cells[2:5] == ["scorer", "ok", "yes"], cells
         assert cells[7] == "1", cells  # the dead letter above
+        as_json = cli(env, "status", "--json")
+        assert as_json.returncode == 0, as_json.stderr
+        [endpoint_doc] = json.loads(as_json.stdout)["metrics_endpoints"]
+        assert endpoint_doc["endpoint"] == f"http://127.0.0.1:{metrics_port}"
+        assert endpoint_doc["ready"] is True and endpoint_doc["dead_letters"] == 1
         with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/readyz", timeout=5) as r:
             assert json.loads(r.read())["services"]["scorer"]["ready"] is True
     finally:

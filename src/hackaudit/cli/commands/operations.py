@@ -4,8 +4,9 @@ them, and what the running system holds (queues by stage, verdicts so far, dead 
 from __future__ import annotations
 
 import asyncio
+import json
 from contextlib import AsyncExitStack
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -24,6 +25,7 @@ from hackaudit.cli.commands.options import (
     audit_options,
 )
 from hackaudit.cli.commands.terminal import console, err, fail, ingest
+from hackaudit.cli.ops_status import EndpointStatus, endpoint_document, endpoints
 from hackaudit.cli.ops_status import show as show_endpoints
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import TaskIngested
@@ -111,13 +113,26 @@ def submit(
     console.print(f"Submitted {len(ingested.tasks)} task(s).")
 
 
-def status() -> None:
-    """Show the queues of a running system by stage, and the dead letters."""
+def status(
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="The same facts as one JSON document on stdout, instead of tables."
+        ),
+    ] = False,
+) -> None:
+    """Show the queues of a running system by stage, the verdicts so far, the metrics endpoints
+    of this machine, and the dead letters."""
     settings = BusSettings()
     try:
         snapshot = asyncio.run(runtime.snapshot(runtime.running_url(settings)))
     except HackauditError as exc:
         raise fail(exc) from exc
+    verdicts = _verdict_counts(settings)
+    if as_json:
+        document = _status_document(snapshot, verdicts, endpoints(settings.state_dir))
+        typer.echo(json.dumps(document, indent=2))
+        return
     table = Table(title="stages (durable consumers)")
     # lag = waiting + in progress: hackaudit_queue_lag, and what KEDA scales the sandbox on
     for column in ("consumer", "subject", "waiting", "in progress", "lag", "redelivered", "done"):
@@ -133,7 +148,7 @@ def status() -> None:
     stages.add_row(*(str(n) for n in snapshot.tasks_by_stage.values()))
     console.print(stages)
     console.print(f"messages on the bus: {snapshot.messages}")
-    _print_verdict_counts(settings)
+    _print_verdict_counts(verdicts)
     show_endpoints(console, settings.state_dir)
     if not snapshot.dead_letters:
         console.print("dead letters: none")
@@ -148,20 +163,64 @@ def status() -> None:
     console.print(dead)
 
 
-def _print_verdict_counts(settings: BusSettings) -> None:
-    """Verdicts so far (latest per task), read from the results store while the scorer runs."""
+VERDICTS = ("KEEP", "FIX", "DROP", "ERROR")
+
+
+def _verdict_counts(settings: BusSettings) -> dict[str, int] | str:
+    """Verdicts so far (latest per task) from the results store while the scorer runs, or why
+    there are none yet."""
     from hackaudit.cli.report_store import store_path
     from hackaudit.scorer.adapters.store import ResultsStoreError, read_verdict_counts
 
-    path = store_path(settings)
     try:
-        counts = read_verdict_counts(path)
+        counts = read_verdict_counts(store_path(settings))
     except ResultsStoreError as exc:
-        console.print(f"verdicts: none yet ({escape(exc.reason)})")
+        return exc.reason
+    return {verdict: counts.get(verdict, 0) for verdict in VERDICTS}
+
+
+def _status_document(
+    snapshot: runtime.Snapshot,
+    verdicts: dict[str, int] | str,
+    found: list[EndpointStatus],
+) -> dict[str, Any]:
+    """What `status` shows, as data: the field names are the tables' columns."""
+    return {
+        "consumers": [
+            {
+                "consumer": c.name,
+                "subject": c.subject,
+                "waiting": c.waiting,
+                "in_progress": c.in_progress,
+                "lag": c.waiting + c.in_progress,
+                "redelivered": c.redelivered,
+                "done": c.delivered - c.in_progress,
+            }
+            for c in snapshot.consumers
+        ],
+        "tasks_by_stage": snapshot.tasks_by_stage,
+        "messages": snapshot.messages,
+        "verdicts": verdicts if isinstance(verdicts, dict) else None,
+        "verdicts_note": verdicts if isinstance(verdicts, str) else None,
+        "metrics_endpoints": [endpoint_document(e) for e in found],
+        "dead_letters": [
+            {
+                "subject": d.subject,
+                "deliveries": d.deliveries,
+                "reason": d.reason,
+                "failed_at": d.failed_at,
+            }
+            for d in snapshot.dead_letters
+        ],
+    }
+
+
+def _print_verdict_counts(verdicts: dict[str, int] | str) -> None:
+    if isinstance(verdicts, str):
+        console.print(f"verdicts: none yet ({escape(verdicts)})")
         return
     table = Table(title="verdicts (results store, latest audit per task)")
-    verdicts = ("KEEP", "FIX", "DROP", "ERROR")
     for verdict in verdicts:
         table.add_column(verdict, justify="right")
-    table.add_row(*(str(counts.get(v, 0)) for v in verdicts))
+    table.add_row(*(str(n) for n in verdicts.values()))
     console.print(table)
