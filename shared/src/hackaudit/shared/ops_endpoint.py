@@ -39,21 +39,23 @@ from faststream.nats import NatsBroker
 from nats.js import JetStreamContext
 from prometheus_client.exposition import choose_encoder
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from hackaudit.shared import subjects
 from hackaudit.shared.errors import HackauditError
 from hackaudit.shared.logs import get_logger
 from hackaudit.shared.metrics import ConsumerLag, Metrics, process_metrics
+from hackaudit.shared.settings import FileSettings
 
 log = get_logger("hackaudit.ops")
 ENDPOINTS_DIR = "metrics-endpoints"
 HEARTBEAT_S = 1.0  # at most; a few ticks fit in `stall_after_s` whatever it is
 
 
-class OpsSettings(BaseSettings):
+class OpsSettings(FileSettings):
     """Where the endpoint listens and how often it looks at the bus."""
 
+    config_section = "metrics"
     model_config = SettingsConfigDict(env_prefix="HACKAUDIT_METRICS_", extra="ignore")
 
     port: int = Field(default=0, ge=0, le=65535)  # 0: no endpoint

@@ -14,18 +14,20 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from hackaudit.attacker.domain.confirm.confirmation import ConfirmationConfig, SuiteScope
 from hackaudit.attacker.domain.confirm.selection import MAX_NODE_IDS
 from hackaudit.attacker.domain.generate.strategies.llm import LLMParams
 from hackaudit.attacker.domain.pool.reference import DEFAULT_SAMPLE_SIZE
 from hackaudit.attacker.service_layer.attack import AttackConfig
+from hackaudit.shared.settings import FileSettings
 
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
 
 
-class AttackerSettings(BaseSettings):
+class AttackerSettings(FileSettings):
+    config_section = "attacker"
     model_config = SettingsConfigDict(
         env_prefix="HACKAUDIT_", extra="ignore", populate_by_name=True
     )

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from hackaudit.judge.domain.budget import KNOWN_PRICES, Prices
 from hackaudit.judge.domain.prompts import JudgeParams
+from hackaudit.shared.settings import FileSettings
 
 Provider = Literal["anthropic", "openai"]
 DEFAULT_MODELS: dict[str, str] = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4.1"}
@@ -26,7 +27,8 @@ NO_BACKEND = (
 )
 
 
-class JudgeSettings(BaseSettings):
+class JudgeSettings(FileSettings):
+    config_section = "judge"
     model_config = SettingsConfigDict(
         env_prefix="HACKAUDIT_JUDGE_", extra="ignore", populate_by_name=True
     )

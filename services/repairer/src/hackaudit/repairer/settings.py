@@ -5,13 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import AliasChoices, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from hackaudit.repairer.service_layer.augmenters import LLMParams
 from hackaudit.repairer.service_layer.repair import RepairConfig
+from hackaudit.shared.settings import FileSettings
 
 
-class RepairerSettings(BaseSettings):
+class RepairerSettings(FileSettings):
+    config_section = "repairer"
     model_config = SettingsConfigDict(
         env_prefix="HACKAUDIT_REPAIRER_", extra="ignore", populate_by_name=True
     )

@@ -26,7 +26,7 @@ def build(
     bus_settings: BusSettings, settings: SandboxSettings | None = None, runner: Runner | None = None
 ) -> Service:
     """The sandbox service; `runner` replaces the one built from settings (a fake engine)."""
-    settings = settings or SandboxSettings()
+    settings = settings or SandboxSettings(state_dir=bus_settings.state_dir)
     runner = runner or bootstrap(settings)
 
     def attach(broker: NatsBroker) -> None:

@@ -6,13 +6,14 @@ from enum import StrEnum
 from pathlib import Path
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from hackaudit.sandbox.domain.cpu_weight import LEAST_SHARES, NORMAL_SHARES, CpuWeight
 from hackaudit.sandbox.domain.fair_share import FairShare
 from hackaudit.sandbox.domain.grading import GradingPolicy
 from hackaudit.sandbox.domain.run_spec import RunOptions
 from hackaudit.sandbox.domain.timeouts import TimeoutPolicy
+from hackaudit.shared.settings import FileSettings
 
 
 def _coverage_wheelhouse() -> Path:
@@ -36,9 +37,10 @@ class Scheduling(StrEnum):
     FIFO = "fifo"
 
 
-class SandboxSettings(BaseSettings):
+class SandboxSettings(FileSettings):
     """Limits, timeouts, pool and artifact location of the sandbox."""
 
+    config_section = "sandbox"
     model_config = SettingsConfigDict(env_prefix="HACKAUDIT_SANDBOX_", extra="ignore")
 
     # Docker engine (None: DOCKER_HOST or the local socket).
@@ -119,7 +121,12 @@ class SandboxSettings(BaseSettings):
     build_images: bool = True
     image_retry_s: float = Field(default=300.0, ge=0)
 
-    artifacts_dir: Path = Path(".hackaudit/artifacts/sandbox")
+    # The state folder (the bus's, HACKAUDIT_STATE_DIR: the service is built with it), and where
+    # each run's artifacts are kept: `<state dir>/artifacts/sandbox` unless set.
+    state_dir: Path = Field(default=Path(".hackaudit"), validation_alias="HACKAUDIT_STATE_DIR")
+    artifacts_dir: Path = Field(
+        default_factory=lambda given: Path(given["state_dir"]) / "artifacts" / "sandbox"
+    )
     # Where coverage runs' coverage.py wheels are kept (downloaded by pip when missing), and the
     # CPython versions to keep a compiled wheel for (see `adapters.coverage_kit`).
     coverage_wheelhouse: Path = Field(default_factory=_coverage_wheelhouse)

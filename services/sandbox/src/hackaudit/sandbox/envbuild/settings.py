@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from hackaudit.shared.settings import FileSettings
 
 BASE_IMAGE_SCRIPT = Path("scripts") / "base-image.sh"
 
@@ -14,8 +16,8 @@ def _default_wheelhouse() -> Path:
     return Path.home() / ".cache" / "hackaudit" / "wheelhouse"
 
 
-class EnvBuildSettings(BaseSettings):
-    """Read from `HACKAUDIT_*` variables; built once by the caller.
+class EnvBuildSettings(FileSettings):
+    """Read from `HACKAUDIT_*` variables (or `[env]` of hackaudit.toml); built once by the caller.
 
     - `HACKAUDIT_WHEELHOUSE`: the host folder of downloaded wheels (default
       `~/.cache/hackaudit/wheelhouse`); images install only from it, never from the network.
@@ -32,6 +34,7 @@ class EnvBuildSettings(BaseSettings):
       and hold git. `HACKAUDIT_PYTHON_IMAGE_GLIBC_MINOR`: its glibc is 2.<this> (default 28).
     """
 
+    config_section = "env"
     model_config = SettingsConfigDict(env_prefix="HACKAUDIT_", extra="ignore")
 
     wheelhouse: Path = Field(default_factory=_default_wheelhouse)
