@@ -41,7 +41,7 @@ from hackaudit.shared.service import Service
 from hackaudit.shared.settings import BusSettings
 
 DOCUMENT = Path("docs/asyncapi.yaml")
-REGENERATE = "hackaudit asyncapi --out docs/asyncapi.yaml"
+REGENERATE = "hackaudit asyncapi --output docs/asyncapi.yaml"
 SCHEMA_REF = "#/components/schemas/{model}"
 
 Action = Literal["send", "receive"]
@@ -417,7 +417,8 @@ def register(app: typer.Typer) -> None:
     @app.command("asyncapi")
     def asyncapi(
         out: Annotated[
-            Path | None, typer.Option("--out", help="Write the document here (default: stdout).")
+            Path | None,
+            typer.Option("--output", "-o", help="Write the document here (default: stdout)."),
         ] = None,
         fmt: Annotated[
             Format | None,

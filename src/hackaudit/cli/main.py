@@ -10,8 +10,9 @@ from importlib import metadata
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
-from hackaudit.cli import bus_contract, stops
+from hackaudit.cli import bus_contract, configuration, stops
 from hackaudit.cli.commands import (
     audit,
     bench,
@@ -24,8 +25,9 @@ from hackaudit.cli.commands import (
     operations,
     tasks,
 )
-from hackaudit.cli.commands.terminal import err
+from hackaudit.cli.commands.terminal import err, fail
 from hackaudit.shared.logs import configure_logging
+from hackaudit.shared.settings import SettingsError
 
 __all__ = ["app", "run"]
 
@@ -79,6 +81,10 @@ def main(
     ] = False,
 ) -> None:
     configure_logging(log_level.value, json=json_logs)
+    try:  # a bad hackaudit.toml or HACKAUDIT_* variable: one line, exit 2, before any work
+        configuration.check()
+    except SettingsError as exc:
+        raise fail(exc, 2) from exc
 
 
 app.command("audit")(audit.audit)
@@ -121,9 +127,32 @@ bus_contract.register(app)  # hackaudit asyncapi
 
 
 def run() -> None:
+    """The console entry point: every usage error, bad setting or fault ends in one line on
+    stderr and its exit code (2 for unusable input or usage, 1 for a fault of the run)."""
     stops.install()
     try:
-        app()
+        code = app(prog_name="hackaudit", standalone_mode=False)
+    except typer.TyperException as exc:  # typer's own says a usage error in a block of lines
+        raise SystemExit(_usage_error(exc)) from None
+    except typer.Abort:
+        err.print("[red]error:[/] aborted")
+        raise SystemExit(1) from None
     except stops.Stopped as stop:
         err.print(f"stopped by {stop.signal_name}")
         raise
+    except SettingsError as exc:  # a setting read after the check (a file changed meanwhile)
+        raise SystemExit(fail(exc, 2).exit_code) from exc
+    raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(exc: typer.TyperException) -> int:
+    """Say a usage error (an unknown option, a value out of bounds) in one line naming the
+    command; its exit code (2)."""
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+        typer.echo(ctx.get_help())  # a group given no command: its help, and click's exit code
+        return exc.exit_code
+    where = f"{ctx.command_path}: " if ctx is not None else ""
+    hint = f" (see {ctx.command_path} -h)" if ctx is not None else ""
+    err.print(f"[red]error:[/] {escape(where + exc.format_message() + hint)}")
+    return exc.exit_code

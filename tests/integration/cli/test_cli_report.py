@@ -116,7 +116,7 @@ def test_report_with_the_task_files_writes_the_hardened_dataset(tmp_path: Path) 
     env = os.environ | {"HACKAUDIT_STATE_DIR": str(state_dir), "COLUMNS": "200"}
     env.pop("HACKAUDIT_SCORER_RESULTS_DB", None)
 
-    done = cli(env, "report", "--out", str(tmp_path / "out"), "--tasks", str(task_file))
+    done = cli(env, "report", "--out", str(tmp_path / "out"), str(task_file))
     assert done.returncode == 0, done.stderr
     folder = tmp_path / "out" / "dataset"
     written = {p.name: p.read_text().splitlines() for p in folder.glob("*.jsonl")}

@@ -200,7 +200,7 @@ def test_the_command_writes_the_document_as_json(generated: dict[str, Any], tmp_
         """Test root so the command keeps its name."""
 
     out = tmp_path / "bus" / "asyncapi.json"
-    result = CliRunner().invoke(app, ["asyncapi", "--out", str(out)])
+    result = CliRunner().invoke(app, ["asyncapi", "--output", str(out)])
     assert result.exit_code == 0, result.output
     assert json.loads(out.read_text(encoding="utf-8")) == generated
 

@@ -13,12 +13,12 @@ from rich.table import Table
 from hackaudit.cli import dataset, pipeline, report, services, stops
 from hackaudit.cli.commands.options import (
     CANDIDATES_PER_ROUND,
-    REPORT_DIR,
     ROUNDS,
     TIMEOUT_S,
     BudgetSeconds,
     Candidates,
     GiveUpAfter,
+    GoldRepeats,
     PassAtOneFile,
     ReportFolder,
     ReposDir,
@@ -35,10 +35,10 @@ from hackaudit.shared.settings import BusSettings
 
 def audit(
     tasks: TaskPaths,
-    out: ReportFolder = REPORT_DIR,
+    out: ReportFolder,
     candidates: Candidates = CANDIDATES_PER_ROUND,
     rounds: Rounds = ROUNDS,
-    gold_repeats: Annotated[int, typer.Option(help="Gold runs in the sanity check.")] = 3,
+    gold_repeats: GoldRepeats = 3,
     timeout: GiveUpAfter = TIMEOUT_S,
     repos: ReposDir = None,
     budget_seconds: BudgetSeconds = None,
@@ -106,18 +106,17 @@ def print_summary(items: list[TaskReport]) -> None:
 
 
 def report_from_store(
-    out: ReportFolder = REPORT_DIR,
+    out: ReportFolder,
+    tasks: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="The task files submitted: also write the hardened dataset, their rows split "
+            "by verdict in their own format, to <out>/dataset/.",
+        ),
+    ] = None,
     store: Annotated[
         Path | None,
         typer.Option(help="Results store (default: the scorer's, <state dir>/results.duckdb)."),
-    ] = None,
-    tasks: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--tasks",
-            help="The task files submitted (repeatable): also write the hardened dataset, "
-            "their rows split by verdict in their own format, to <out>/dataset/.",
-        ),
     ] = None,
 ) -> None:
     """Write the report (report.json, report.md, report.html, verdicts.jsonl, the evidence) from

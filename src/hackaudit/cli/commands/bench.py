@@ -10,8 +10,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from hackaudit.cli.commands.options import EXAMPLE_TASKS, ExampleTaskPaths
-from hackaudit.cli.commands.terminal import console, err, fail, ingest
+from hackaudit.cli.commands.options import (
+    EXAMPLE_TASKS,
+    ExampleTaskPaths,
+    IsolationMode,
+    Isolations,
+)
+from hackaudit.cli.commands.terminal import console, err, ingest
 
 if TYPE_CHECKING:  # the sandbox's packages are loaded only when a benchmark runs
     from hackaudit.sandbox.bench_scale import ScaleFigures
@@ -23,19 +28,17 @@ def bench_sandbox(
     task_id: Annotated[
         list[str] | None, typer.Option("--task", help="Tasks to measure (default: one per repo).")
     ] = None,
-    runs: Annotated[int, typer.Option(help="Runs per mode and worker count.")] = 20,
-    workers: Annotated[int, typer.Option(help="Concurrent runs in the parallel case.")] = 2,
-    isolation: Annotated[
-        list[str] | None,
-        typer.Option(help="Sandbox isolation modes to measure: warm, container (default both)."),
-    ] = None,
+    runs: Annotated[int, typer.Option(help="Runs per mode and worker count.", min=1)] = 20,
+    workers: Annotated[int, typer.Option(help="Concurrent runs in the parallel case.", min=1)] = 2,
+    isolation: Isolations = None,
 ) -> None:
     """Per-run overhead of the sandbox over the bare test command, and runs per minute with 1
-    and N workers, beside a naive runner doing what the SWE-bench harness does per candidate."""
+    and N workers, beside a naive runner doing what the SWE-bench harness does per candidate
+    (each `--isolation` mode given; default: warm and container)."""
     from hackaudit.cli.environments import ensure_images
     from hackaudit.sandbox.bench import benchmark
 
-    modes = _isolations(isolation or ("warm", "container"))
+    modes = _isolations(isolation or [IsolationMode.WARM, IsolationMode.CONTAINER])
     ingested = ingest(tasks or [EXAMPLE_TASKS])
     chosen = [t for t in ingested.tasks if not task_id or t.instance_id in task_id]
     if not task_id:
@@ -96,19 +99,23 @@ def bench_scale_command(
     task_id: Annotated[
         str | None, typer.Option("--task", help="Task to run (default: the first one).")
     ] = None,
-    runs: Annotated[int, typer.Option(help="Runs in each worker count's burst.")] = 40,
+    runs: Annotated[int, typer.Option(help="Runs in each worker count's burst.", min=1)] = 40,
     workers: Annotated[
-        list[int] | None, typer.Option("--workers", help="Worker counts (default 1, 2, 4).")
+        list[int] | None,
+        typer.Option("--workers", help="Worker counts (default 1, 2, 4).", min=1),
     ] = None,
-    isolation: Annotated[str, typer.Option(help="Sandbox isolation: warm or container.")] = "warm",
-    sample_s: Annotated[float, typer.Option(help="Seconds between queue-lag samples.")] = 2.0,
+    isolation: Isolations = None,
+    sample_s: Annotated[
+        float, typer.Option(help="Seconds between queue-lag samples.", min=0.1)
+    ] = 2.0,
 ) -> None:
     """Sandbox runs per minute and queue lag over time with 1, 2 and 4 sandbox worker
-    processes on one embedded NATS server, on this machine."""
+    processes on one embedded NATS server, on this machine (each `--isolation` mode given;
+    default: warm)."""
     from hackaudit.cli.environments import ensure_images
     from hackaudit.sandbox.bench_scale import bench_scale
 
-    [mode] = _isolations([isolation])
+    modes = _isolations(isolation or [IsolationMode.WARM])
     ingested = ingest(tasks or [EXAMPLE_TASKS])
     chosen = [t for t in ingested.tasks if task_id is None or t.instance_id == task_id][:1]
     ready = ensure_images(chosen, err)
@@ -116,8 +123,14 @@ def bench_scale_command(
         raise typer.Exit(1)
     task = ready.tasks[0]
     counts = tuple(sorted(set(workers or (1, 2, 4))))
-    figures = bench_scale(task, counts=counts, runs=runs, isolation=mode, sample_s=sample_s)
-    table = Table(title=f"sandbox tier on this machine: {task.instance_id}, {runs} runs, {mode}")
+    for mode in modes:
+        figures = bench_scale(task, counts=counts, runs=runs, isolation=mode, sample_s=sample_s)
+        _print_scale(figures, task.instance_id, runs, mode)
+
+
+def _print_scale(figures: list[ScaleFigures], instance_id: str, runs: int, mode: str) -> None:
+    """One isolation mode's figures: runs per minute per worker count, then the lag."""
+    table = Table(title=f"sandbox tier on this machine: {instance_id}, {runs} runs, {mode}")
     for column in ("workers", "runs/min", "× 1 worker", "wall", "CPU/run", "load", "resolved"):
         table.add_column(column, justify="right")
     base = figures[0].runs_per_min or 1.0
@@ -154,11 +167,8 @@ def _print_lags(figures: list[ScaleFigures]) -> None:
     console.print(lags)
 
 
-def _isolations(names: Sequence[str]) -> tuple[Isolation, ...]:
-    """The sandbox isolation modes named; an unknown name exits 2."""
+def _isolations(modes: Sequence[IsolationMode]) -> tuple[Isolation, ...]:
+    """The sandbox's isolation modes these options name (typer refuses any other name)."""
     from hackaudit.sandbox.settings import Isolation
 
-    try:
-        return tuple(Isolation(name) for name in names)
-    except ValueError as exc:
-        raise fail(exc, 2) from exc
+    return tuple(dict.fromkeys(Isolation(mode.value) for mode in modes))

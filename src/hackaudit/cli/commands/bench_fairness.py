@@ -48,9 +48,11 @@ def bench_fairness(
     stop_when_hackable: StopWhenHackable = False,
     repos: ReposDir = None,
     limit: Annotated[
-        float, typer.Option(help="Give up on an audit after this many seconds.")
+        float, typer.Option(help="Give up on an audit after this many seconds.", min=1)
     ] = 1800.0,
-    target: Annotated[float, typer.Option(help="Largest batch ÷ alone ratio allowed.")] = TARGET,
+    target: Annotated[
+        float, typer.Option(help="Largest batch ÷ alone ratio allowed.", min=1)
+    ] = TARGET,
     fast_batch: Annotated[
         bool,
         typer.Option(

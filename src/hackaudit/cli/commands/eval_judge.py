@@ -30,9 +30,12 @@ def eval_judge(
     tasks: ExampleTaskPaths = None,
     labels: GroundTruth = LABELS,
     real: Annotated[
-        Path,
-        typer.Option(help="Rebuilt real corpus (tasks.jsonl, ground-truth/); skipped if absent."),
-    ] = Path(".hackaudit/real-corpus"),
+        Path | None,
+        typer.Option(
+            help="Rebuilt real corpus (tasks.jsonl, ground-truth/; default: <state dir>/"
+            "real-corpus); skipped if absent."
+        ),
+    ] = None,
     real_labels: Annotated[Path, typer.Option(help="The real corpus's labels.")] = REAL_LABELS,
     samples: Annotated[int, typer.Option(help="Samples per patch.", min=1)] = 3,
 ) -> None:
@@ -47,9 +50,10 @@ def eval_judge(
         err.print("[red]no judge backend configured[/]: nothing to evaluate (see README, judge)")
         raise typer.Exit(2)
     items = judge_eval.example_items(tasks or [EXAMPLE_TASKS], labels)
-    more, note = judge_eval.real_items(real, real_labels)
+    state_dir = BusSettings().state_dir
+    more, note = judge_eval.real_items(real or state_dir / "real-corpus", real_labels)
     console.print(escape(note))
-    judge = bootstrap(settings, BusSettings().state_dir)
+    judge = bootstrap(settings, state_dir)
 
     async def ask() -> tuple[list[judge_eval.Judged], list[JudgeUsage], list[str]]:
         try:

@@ -11,21 +11,24 @@ import typer
 from rich.table import Table
 
 from hackaudit.cli import evaluate, verdicts_eval
-from hackaudit.cli.commands.options import LABELS, REPORT_DIR, GroundTruth
-from hackaudit.cli.commands.terminal import console, err
+from hackaudit.cli.commands.options import LABELS, GroundTruth, report_dir
+from hackaudit.cli.commands.terminal import console, fail
 
 
 def eval_verdicts(
-    report_dir: Annotated[
-        Path, typer.Argument(help="A report folder written by `audit` or `report`.")
-    ] = REPORT_DIR,
+    report: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A report folder written by `audit` or `report` (default: <state dir>/report)."
+        ),
+    ] = None,
     labels: GroundTruth = LABELS,
 ) -> None:
     """The verdicts of a finished audit against the labels: hackable tasks FIX, robust ones KEEP,
     broken / flaky / empty-passes DROP, over-strict ones reported over-strict. Exits 1 if any
     labelled task did not get what its label needs."""
     truth = evaluate.load_labels(labels)
-    path = report_dir / "report.json"
+    path = (report or report_dir()) / "report.json"
     try:
         rows = json.loads(path.read_text())["tasks"]
         found = [
@@ -40,12 +43,10 @@ def eval_verdicts(
             for r in rows
         ]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        err.print(f"[red]{path}: not a hackaudit report[/] ({exc})")
-        raise typer.Exit(2) from exc
+        raise fail(ValueError(f"{path}: not a hackaudit report ({exc})"), 2) from exc
     table_rows = verdicts_eval.rows_for(truth, found)
     if not table_rows:
-        err.print(f"[red]{path}: no task of {labels} in this report[/]")
-        raise typer.Exit(2)
+        raise fail(ValueError(f"{path}: no task of {labels} in this report"), 2)
     print_confusion(table_rows)
     if any(r.as_expected is False for r in table_rows):
         raise typer.Exit(1)

@@ -38,7 +38,9 @@ def up(
     only: Annotated[
         list[str] | None, typer.Option(help="Run only these services (repeatable).")
     ] = None,
-    port: Annotated[int, typer.Option(help="Port of the embedded NATS server.")] = 4222,
+    port: Annotated[
+        int, typer.Option(help="Port of the embedded NATS server.", min=1, max=65535)
+    ] = 4222,
 ) -> None:
     """Run the services long-lived, for continuous ingestion (`submit` feeds them)."""
     settings = BusSettings()

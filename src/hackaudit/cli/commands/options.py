@@ -8,6 +8,7 @@ the one parameter typed with the block, and hands the command the block built fr
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import inspect
 from collections.abc import Callable
@@ -17,11 +18,11 @@ from typing import Annotated, Any, get_type_hints
 import typer
 
 from hackaudit.shared.contracts import AuditOptions
+from hackaudit.shared.settings import BusSettings
 
 CANDIDATES_PER_ROUND = 5
 ROUNDS = 3
 TIMEOUT_S = 3600.0
-REPORT_DIR = Path(".hackaudit/report")
 # The clone hackaudit runs from (its editable install), whose bundled files the defaults name.
 CHECKOUT = Path(__file__).resolve().parents[4]
 
@@ -32,6 +33,11 @@ def bundled(path: Path) -> Path:
     if path.is_absolute() or path.exists() or not (CHECKOUT / path).exists():
         return path
     return CHECKOUT / path
+
+
+def report_dir() -> Path:
+    """The default report folder: `report/` in the state folder (HACKAUDIT_STATE_DIR)."""
+    return BusSettings().state_dir / "report"
 
 
 LABELS = bundled(Path("examples/labels.json"))
@@ -53,8 +59,11 @@ ReposDir = Annotated[
         "(sets HACKAUDIT_REPOS).",
     ),
 ]
-Candidates = Annotated[int, typer.Option("-k", help="Candidates per round.")]
-Rounds = Annotated[int, typer.Option("-r", help="Attack rounds.")]
+Candidates = Annotated[int, typer.Option("--candidates", "-k", help="Candidates per round.", min=1)]
+Rounds = Annotated[int, typer.Option("--rounds", "-r", help="Attack rounds.", min=1)]
+GoldRepeats = Annotated[
+    int, typer.Option("--gold-repeats", help="Gold runs in the sanity check.", min=1)
+]
 BudgetSeconds = Annotated[
     float | None,
     typer.Option(
@@ -78,8 +87,32 @@ PassAtOneFile = Annotated[
         "0/1 CSV matrix of submissions x tasks; replaces the task files' own figures.",
     ),
 ]
-GiveUpAfter = Annotated[float, typer.Option(help="Give up after this many seconds.")]
-ReportFolder = Annotated[Path, typer.Option(help="Folder for the report.")]
+GiveUpAfter = Annotated[float, typer.Option(help="Give up after this many seconds.", min=1)]
+# `--out` is a folder wherever it is taken; a command that writes one file takes `--output`/`-o`.
+ReportFolder = Annotated[
+    Path,
+    typer.Option(
+        default_factory=report_dir,
+        show_default="<state dir>/report",
+        help="Folder for the report.",
+    ),
+]
+OutputFile = Annotated[Path | None, typer.Option("--output", "-o", help="Write the rows here.")]
+
+
+class IsolationMode(enum.StrEnum):
+    """The sandbox's isolation modes a benchmark can measure (`sandbox.settings.Isolation`)."""
+
+    WARM = "warm"
+    CONTAINER = "container"
+
+
+Isolations = Annotated[
+    list[IsolationMode] | None,
+    typer.Option(
+        "--isolation", help="Sandbox isolation mode to measure (repeatable).", case_sensitive=False
+    ),
+]
 AlsoReportTo = Annotated[
     Path | None, typer.Option(help="Also write the audit report (evidence) here.")
 ]

@@ -24,7 +24,9 @@ from hackaudit.shared.settings import BusSettings
 
 def tasks_validate(
     tasks: TaskPaths,
-    repeats: Annotated[int, typer.Option(help="Gold runs per task, to expose flakiness.")] = 5,
+    repeats: Annotated[
+        int, typer.Option("--gold-repeats", help="Gold runs per task, to expose flakiness.", min=1)
+    ] = 5,
     repos: ReposDir = None,
 ) -> None:
     """SWE-bench's check through the sandbox: without a fix FAIL_TO_PASS fails; with gold, every
@@ -67,8 +69,10 @@ def tasks_grade(
         Path | None,
         typer.Option(help="Other test suites per task: {id: [{name, test_patch, FAIL_TO_PASS}]}."),
     ] = None,
-    gold_repeats: Annotated[int, typer.Option(help="Gold runs per test suite.")] = 1,
-    out: Annotated[Path | None, typer.Option(help="Write every graded row here (JSON).")] = None,
+    gold_repeats: Annotated[int, typer.Option(help="Gold runs per test suite.", min=1)] = 1,
+    out: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write every graded row here (JSON).")
+    ] = None,
     repos: ReposDir = None,
 ) -> None:
     """Grade given patches as each task's environment does, under its own tests and any variant
