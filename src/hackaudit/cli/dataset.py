@@ -2,8 +2,9 @@
 split by verdict, so a curator can train on `keep` at once, mend `fix`, and set `drop` aside.
 
 `write_dataset(out_dir, items, sources)` writes `out_dir/dataset/<split>.<ext>`, one file per
-split and input format (`json`, `jsonl`, `parquet`), each row as it was read (SWE-bench or
-R2E-Gym alike):
+split and input format (`json`, `jsonl`, `json.gz`, `jsonl.gz`, `parquet`), each row as it was
+read (SWE-bench or R2E-Gym alike). Rows read from a `datasets` `save_to_disk` folder are written
+as parquet (with their Arrow column types), which `datasets` and this project read alike:
 
 - `keep`: the row unchanged — or, for a task the repairer hardened and its re-audit kept, with
   the hardened test patch and test lists in place of its own, plus `hackaudit_previous_verdict`.
@@ -27,6 +28,7 @@ there is one, records the files and their counts.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from collections import defaultdict
@@ -44,7 +46,9 @@ log = get_logger(__name__)
 
 FOLDER = "dataset"
 SPLITS = ("keep", "fix", "drop", "error")
-FORMATS = ("json", "jsonl", "parquet")
+FORMATS = ("json", "jsonl", "json.gz", "jsonl.gz", "parquet")
+# The format a split is written in, by input format, where it is not the input's own.
+_WRITTEN_AS = {"arrow": "parquet"}
 REASON_FIELD = "hackaudit_reason"
 EXPLOITS_FIELD = "hackaudit_exploits"
 PREVIOUS_FIELD = "hackaudit_previous_verdict"  # a repaired task: its verdict before the repair
@@ -99,7 +103,9 @@ def write_dataset(
     folder.mkdir(parents=True, exist_ok=True)
     for split in SPLITS:
         for stale in folder.glob(f"{split}.*"):
-            if stale.suffix.lstrip(".") in FORMATS:
+            if stale.suffix.lstrip(".") in FORMATS or stale.name.endswith(
+                (".json.gz", ".jsonl.gz")
+            ):
                 stale.unlink()
     groups: dict[tuple[str, str], list[DatasetRow]] = defaultdict(list)
     summary = DatasetSummary()
@@ -110,7 +116,8 @@ def write_dataset(
             continue
         split, added = split_of(item, (unaudited or {}).get(item.instance_id))
         added |= hardened_fields(item, source.row)
-        groups[(split, source.format)].append(DatasetRow(source, added))
+        written_as = _WRITTEN_AS.get(source.format, source.format)
+        groups[(split, written_as)].append(DatasetRow(source, added))
         summary.counts[split] += 1
         summary.keep_unverified += UNVERIFIED_FIELD in added
     for (split, ext), rows in sorted(groups.items()):
@@ -215,19 +222,40 @@ def _write_jsonl(path: Path, rows: list[DatasetRow]) -> dict[Path, int]:
     return {path: len(rows)}
 
 
+def _write_json_gz(path: Path, rows: list[DatasetRow]) -> dict[Path, int]:
+    data = [_json_row(row, path.parent) for row in rows]
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return {path: len(rows)}
+
+
+def _write_jsonl_gz(path: Path, rows: list[DatasetRow]) -> dict[Path, int]:
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(_json_row(row, path.parent), ensure_ascii=False) + "\n")
+    return {path: len(rows)}
+
+
 def _write_parquet(path: Path, rows: list[DatasetRow]) -> dict[Path, int]:
-    """The input files' own rows (their column types kept), plus the added columns. Rows of
-    input files whose schemas cannot be merged (one column, two types) go to one file per input
-    file instead, `<split>.<input name>.parquet`."""
+    """The input files' own rows (their column types kept), plus the added columns: of parquet
+    files and of `save_to_disk` folders alike. Rows of inputs whose schemas cannot be merged
+    (one column, two types) go to one file per input instead, `<split>.<input name>.parquet`."""
     import pyarrow as pa  # type: ignore[import-untyped]
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    from hackaudit.shared.ingest.task_files import SAVED_DATASET, saved_dataset_table
 
     by_file: dict[Path, list[DatasetRow]] = defaultdict(list)
     for row in rows:
         by_file[row.source.path].append(row)
     tables = []
     for source, chosen in by_file.items():
-        table = pq.read_table(source).take([row.source.number - 1 for row in chosen])
+        whole = (
+            saved_dataset_table(source)
+            if chosen[0].source.format == SAVED_DATASET
+            else pq.read_table(source)
+        )
+        table = whole.take([row.source.number - 1 for row in chosen])
         names = sorted({name for row in chosen for name in row.added})
         for name in names:
             values = [row.added.get(name) for row in chosen]
@@ -250,7 +278,13 @@ def _write_parquet(path: Path, rows: list[DatasetRow]) -> dict[Path, int]:
     return {path: merged.num_rows}
 
 
-_WRITERS = {"json": _write_json, "jsonl": _write_jsonl, "parquet": _write_parquet}
+_WRITERS = {
+    "json": _write_json,
+    "jsonl": _write_jsonl,
+    "json.gz": _write_json_gz,
+    "jsonl.gz": _write_jsonl_gz,
+    "parquet": _write_parquet,
+}
 
 
 # --- the report's record of it -----------------------------------------------------------

@@ -278,3 +278,42 @@ def test_a_parquet_keep_gains_a_column_a_pipeline_can_filter_on(tmp_path: Path) 
     assert marked == {first: list(GAPS.caveats()), second: None}
     verified = [r["instance_id"] for r in keep.to_pylist() if not r[UNVERIFIED_FIELD]]
     assert verified == [second]
+
+
+def test_gzipped_inputs_are_written_gzipped_and_a_saved_dataset_as_parquet(tmp_path: Path) -> None:
+    import gzip
+
+    from tests.unit.ingest.test_ingest_harness_inputs import save_to_disk, swebench_rows
+
+    rows = swebench_rows()
+    gz = tmp_path / "in" / "tasks.jsonl.gz"
+    gz.parent.mkdir()
+    gz.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows[:1]).encode()))
+    listed = tmp_path / "in" / "more.json.gz"
+    listed.write_bytes(gzip.compress(json.dumps(rows[1:2]).encode()))
+    renamed = [dict(r, instance_id=f"{r['instance_id']}0") for r in rows]
+    saved = save_to_disk(tmp_path / "in" / "saved", renamed, shards=1)
+    report, sources = load_task_sources([gz, listed, saved])
+    assert report.problems == [] and len(report.tasks) == 2 + len(rows)
+    items = [_item(t.instance_id, Verdict.FIX) for t in report.tasks]
+    out = tmp_path / "out"
+
+    summary = write_dataset(out, items, sources)
+
+    assert summary.files == {
+        "dataset/fix.jsonl.gz": 1,
+        "dataset/fix.json.gz": 1,
+        "dataset/fix.parquet": len(rows),
+    }
+    with gzip.open(out / "dataset" / "fix.jsonl.gz", "rt") as handle:
+        [line] = [json.loads(line) for line in handle]
+    assert line[REASON_FIELD] == f"FIX because of {rows[0]['instance_id']}"
+    parquet = pq.read_table(out / "dataset" / "fix.parquet")
+    assert parquet.schema.field("instance_id").type == pa.string()
+    assert EXPLOITS_FIELD in parquet.column_names
+    again = load_tasks([out / "dataset"])
+    assert again.problems == []
+    assert {t.instance_id: t for t in again.tasks} == {t.instance_id: t for t in report.tasks}
+    rerun = write_dataset(out, items[:1], sources)  # the other splits' stale files are gone
+    assert sorted(p.name for p in (out / "dataset").iterdir()) == ["fix.jsonl.gz"]
+    assert rerun.files == {"dataset/fix.jsonl.gz": 1}

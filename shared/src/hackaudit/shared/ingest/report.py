@@ -17,6 +17,7 @@ class IngestProblem(BaseModel):
     `source` is the file, followed by `:line N` (JSONL) or `:row N` (JSON list, parquet) when the
     problem belongs to one row. `field` is the offending task field as written in the input
     (`FAIL_TO_PASS`, `environment.pip_packages[0]`), or None when the problem is not a field's.
+    `file` and `position` (`line 3`, `row 2`) are the same place in parts, when it is known.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -25,6 +26,8 @@ class IngestProblem(BaseModel):
     instance_id: str | None = None
     field: str | None = None
     message: str
+    file: str | None = None
+    position: str | None = None
 
     def __str__(self) -> str:
         where = self.source
@@ -36,12 +39,16 @@ class IngestProblem(BaseModel):
 
 
 class IngestReport(BaseModel):
-    """The valid tasks, in input order, and every problem met on the way."""
+    """The valid tasks, in input order, and every problem met on the way; per file read, how
+    many rows it held (of the instance ids asked for, when some were), and the ids asked for
+    that no file holds."""
 
     model_config = ConfigDict(frozen=True)
 
     tasks: list[Task]
     problems: list[IngestProblem]
+    rows_read: dict[str, int] = {}
+    missing_ids: list[str] = []
 
     @property
     def ok(self) -> bool:
