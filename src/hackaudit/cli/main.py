@@ -96,6 +96,7 @@ app.command("status")(operations.status)
 tasks_app = typer.Typer(help="Task files.", no_args_is_help=True)
 tasks_app.command("validate")(tasks.tasks_validate)
 tasks_app.command("grade")(tasks.tasks_grade)
+tasks_app.command("check")(tasks.tasks_check)
 app.add_typer(tasks_app, name="tasks")
 
 env_app = typer.Typer(help="Task images.", no_args_is_help=True)

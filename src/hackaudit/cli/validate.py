@@ -29,7 +29,9 @@ class Validity(StrEnum):
     ERROR = "error"  # the runs could not be made (infrastructure)
 
 
-FLAGGED = {Validity.BROKEN, Validity.FLAKY, Validity.ERROR}
+# What fails validation: every verdict but VALID, as the harness would not take such a task (an
+# ERROR one could not be validated at all).
+FLAGGED = {Validity.BROKEN, Validity.FLAKY, Validity.EMPTY_PASSES, Validity.ERROR}
 
 
 @dataclass(frozen=True)

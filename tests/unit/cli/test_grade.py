@@ -173,3 +173,21 @@ def test_a_run_that_did_not_complete_is_neither_resolved_nor_rejected() -> None:
     rows = grade_rows(orders, {key: completed(key, failed)})
     assert (rows[0].outcome, rows[0].reason) == ("infra_error", "reset failed")
     assert grade_rows(orders, {})[0].outcome == "no answer"
+
+
+def test_a_predictions_file_that_matches_none_of_the_tasks_is_an_error(tmp_path: Path) -> None:
+    tasks = Path(__file__).parents[3] / "examples" / "tasks" / "semverlite.jsonl"
+    ids = [json.loads(line)["instance_id"] for line in tasks.read_text().splitlines()]
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    elsewhere = tmp_path / "elsewhere.jsonl"  # only for a task not chosen by --instance-ids
+    elsewhere.write_text(json.dumps({"instance_id": ids[1], "model_patch": "x"}) + "\n")
+    for predictions, more in ((empty, []), (elsewhere, ["--instance-ids", ids[0]])):
+        done = CliRunner().invoke(
+            app,
+            ["tasks", "grade", str(tasks), "--predictions", str(predictions), *more],
+            env={"COLUMNS": "300"},
+        )
+        assert done.exit_code == 2, done.output
+        assert f"{predictions}: no prediction for any of the" in done.output
+        assert "Traceback" not in done.output

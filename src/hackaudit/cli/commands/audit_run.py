@@ -17,6 +17,7 @@ from hackaudit.cli.commands.options import (
     BudgetSeconds,
     Candidates,
     GiveUpAfter,
+    InstanceIds,
     PassAtOneFile,
     ReposDir,
     Rounds,
@@ -41,11 +42,13 @@ class LabelledAudit:
     budget_seconds: BudgetSeconds = None
     out: AlsoReportTo = None
     pass_at_1: PassAtOneFile = None
+    instance_ids: InstanceIds = None
 
     def ingest(self, tasks: list[Path] | None) -> inputs.Ingested:
-        """The tasks given, or the example tasks; exits 2 if none is valid."""
+        """The tasks given (those of `--instance-ids` only, when given), or the example tasks;
+        exits 2 if none is valid."""
         use_repos(self.repos)
-        return ingest(tasks or [EXAMPLE_TASKS], self.pass_at_1)
+        return ingest(tasks or [EXAMPLE_TASKS], self.pass_at_1, self.instance_ids)
 
     def run(
         self,

@@ -45,7 +45,20 @@ EXAMPLE_TASKS = bundled(Path("examples/tasks"))
 REAL_LABELS = bundled(Path("examples/real/labels.json"))
 
 TaskPaths = Annotated[
-    list[Path], typer.Argument(help="Task files (SWE-bench JSON/JSONL/parquet) or folders of them.")
+    list[Path],
+    typer.Argument(
+        help="Task files (SWE-bench JSON/JSONL, gzipped or not, parquet, a save_to_disk folder) "
+        "or folders of them."
+    ),
+]
+InstanceIds = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--instance-ids",
+        metavar="ID[,ID...]",
+        help="Read on only these tasks of the task files (repeatable, or a comma list); an id "
+        "no file holds is an error.",
+    ),
 ]
 ExampleTaskPaths = Annotated[
     list[Path] | None, typer.Argument(help="Task files (default: examples/tasks).")

@@ -1,5 +1,6 @@
-"""`hackaudit tasks validate` and `tasks grade`: task files checked, and given patches graded,
-through the sandbox alone, with no audit around them."""
+"""`hackaudit tasks validate`, `tasks grade` and `tasks check`: task files checked, and given
+patches graded, through the sandbox alone, with no audit around them; or only read, as an audit
+would read them."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from hackaudit.cli import runs, runtime, services, stops
-from hackaudit.cli.commands.options import ReposDir, TaskPaths
+from hackaudit.cli import inputs, runs, runtime, services, stops
+from hackaudit.cli.commands.options import InstanceIds, ReposDir, TaskPaths
 from hackaudit.cli.commands.terminal import console, err, fail, ingest, stage_bar, use_repos
 from hackaudit.shared.contracts import RunCompleted, RunRequested
 from hackaudit.shared.errors import HackauditError
@@ -28,14 +29,16 @@ def tasks_validate(
         int, typer.Option("--gold-repeats", help="Gold runs per task, to expose flakiness.", min=1)
     ] = 5,
     repos: ReposDir = None,
+    instance_ids: InstanceIds = None,
 ) -> None:
     """SWE-bench's check through the sandbox: without a fix FAIL_TO_PASS fails; with gold, every
-    FAIL_TO_PASS and PASS_TO_PASS test passes, every time. Exits 1 if any task is flagged."""
+    FAIL_TO_PASS and PASS_TO_PASS test passes, every time. Exits 3 if any task fails it (or
+    could not be validated)."""
     use_repos(repos)
     from hackaudit.cli.environments import ensure_images
     from hackaudit.cli.validate import REQUESTER, TaskValidity, ValidationRuns, Validity
 
-    ingested = ingest(tasks)
+    ingested = ingest(tasks, instance_ids=instance_ids)
     ready = ensure_images(ingested.tasks, err)
     settings = BusSettings()
     sandbox = _sandbox("validated")
@@ -52,11 +55,11 @@ def tasks_validate(
     for v in verdicts:
         colour = "red" if v.flagged else ("yellow" if v.validity is not Validity.VALID else "green")
         table.add_row(v.instance_id, f"[{colour}]{v.validity.value}[/]", escape(v.detail))
-    flagged = sum(v.flagged for v in verdicts)
+    failed = sum(v.flagged for v in verdicts)
     console.print(table)
-    console.print(f"{len(ingested.tasks) - flagged} passed, {flagged} flagged")
-    if flagged:
-        raise typer.Exit(1)
+    console.print(f"{len(verdicts) - failed} passed, {failed} failed")
+    if failed:
+        raise typer.Exit(3)
 
 
 def tasks_grade(
@@ -74,6 +77,7 @@ def tasks_grade(
         Path | None, typer.Option("--output", "-o", help="Write every graded row here (JSON).")
     ] = None,
     repos: ReposDir = None,
+    instance_ids: InstanceIds = None,
 ) -> None:
     """Grade given patches as each task's environment does, under its own tests and any variant
     suites; lists the patches the official tests reward and a variant (that gold passes) rejects."""
@@ -81,13 +85,18 @@ def tasks_grade(
     from hackaudit.cli.environments import ensure_images
 
     use_repos(repos)
-    ingested = ingest(tasks)
+    ingested = ingest(tasks, instance_ids=instance_ids)
     try:
         given = grade.load_predictions(predictions)
         suites = grade.load_variants(variants) if variants else {}
     except grade.GradeInputError as exc:
         raise fail(exc, 2) from exc
     known = {t.instance_id for t in ingested.tasks}
+    if instance_ids:  # as the harness does: predictions for tasks not asked for are not graded
+        given = [p for p in given if p.instance_id in known]
+    if not {p.instance_id for p in given} & known:
+        message = f"{predictions}: no prediction for any of the {len(known)} task(s) given"
+        raise fail(grade.GradeInputError(message), 2)
     unknown = sorted({p.instance_id for p in given} - known)
     if unknown:
         listed = ", ".join(unknown[:5]) + (
@@ -136,6 +145,55 @@ def tasks_grade(
             "unusable_variants": [{"instance_id": i, "variant": v} for i, v in unusable],
         }
         out.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+def tasks_check(
+    tasks: TaskPaths,
+    instance_ids: InstanceIds = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the same as one JSON document.")
+    ] = False,
+) -> None:
+    """Read task files as `audit` would, and run nothing (no Docker, no NATS): per file the rows
+    read, the valid tasks and each rejected row. Exits 0 when all are valid, 3 when some rows
+    are rejected, 2 when no task is valid."""
+    try:
+        ingested = inputs.read_inputs(tasks, instance_ids=inputs.instance_id_list(instance_ids))
+    except OSError as exc:
+        raise fail(exc, 2) from exc
+    if ingested.missing_ids:
+        message = f"--instance-ids: not in any task file given: {', '.join(ingested.missing_ids)}"
+        raise fail(ValueError(message), 2)
+    checks, unplaced = inputs.file_checks(ingested)
+    code = 0 if not ingested.problems else 3
+    code = 2 if not ingested.tasks else code
+    if as_json:
+        document = {
+            "files": [c.as_json() for c in checks],
+            "other_problems": [inputs.rejected_json(p) for p in unplaced],
+            "rows_read": sum(c.rows_read for c in checks),
+            "valid": len(ingested.tasks),
+            "rejected": len(ingested.problems),
+            "exit_code": code,
+        }
+        typer.echo(json.dumps(document, indent=2))
+    else:
+        for check in checks:
+            console.print(
+                f"{escape(check.file)}: {check.rows_read} row(s) read, {check.valid} valid, "
+                f"{len(check.rejected)} rejected",
+                soft_wrap=True,
+            )
+            for problem in check.rejected:
+                console.print(f"  [yellow]rejected[/]: {escape(str(problem))}", soft_wrap=True)
+        for problem in unplaced:
+            console.print(f"[yellow]rejected[/]: {escape(str(problem))}", soft_wrap=True)
+        console.print(
+            f"{len(ingested.tasks)} valid task(s), {len(ingested.problems)} rejected",
+            soft_wrap=True,
+        )
+    if code:
+        raise typer.Exit(code)
 
 
 def _sandbox(what_for: str) -> services.Builder:

@@ -34,12 +34,19 @@ def fail(exc: Exception, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
-def ingest(paths: list[Path], pass_at_1: Path | None = None) -> inputs.Ingested:
-    """The valid tasks of these files; every file or row left out is said. Exits 2 if none."""
+def ingest(
+    paths: list[Path], pass_at_1: Path | None = None, instance_ids: list[str] | None = None
+) -> inputs.Ingested:
+    """The valid tasks of these files (only those of `instance_ids`, the `--instance-ids`
+    option's values, when given); every file or row left out is said. Exits 2 if none, or if an
+    id asked for is in no file."""
     try:
-        result = inputs.read_inputs(paths, pass_at_1)
+        result = inputs.read_inputs(paths, pass_at_1, inputs.instance_id_list(instance_ids))
     except PassAtOneFileError as exc:
         raise fail(exc, 2) from exc
+    if result.missing_ids:
+        message = f"--instance-ids: not in any task file given: {', '.join(result.missing_ids)}"
+        raise fail(ValueError(message), 2)
     if result.pass_at_1_note:
         err.print(escape(result.pass_at_1_note))
     for problem in result.problems:
