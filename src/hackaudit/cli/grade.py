@@ -6,6 +6,9 @@ This answers "which of these patches does the environment reward, and would a st
 suite still reward them?": a patch resolved by the official tests and rejected by a variant
 whose tests gold still passes is a wrong patch the task pays for. Gold always runs beside the
 predictions, under every variant, so a variant that gold fails is visible and not used.
+
+The official suite's outcomes are also written as the SWE-bench harness writes its own (see
+`harness_reports`), so tools that read the harness's reports read these too.
 """
 
 from __future__ import annotations
@@ -42,6 +45,10 @@ class Prediction:
     instance_id: str
     name: str
     patch: str
+    # `model_name_or_path` as given ("None" when missing, as the harness names it) and whether
+    # `model_patch` was null: what the harness's reports are keyed and flagged by.
+    model: str = "None"
+    patch_is_none: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,7 +121,15 @@ def load_predictions(path: Path) -> list[Prediction]:
         if not isinstance(patch, str):
             raise GradeInputError(f"{where} ({instance_id}): model_patch is not a string")
         name = row.get("model_name_or_path")
-        out.append(Prediction(instance_id, str(name) if name else f"prediction-{number}", patch))
+        out.append(
+            Prediction(
+                instance_id,
+                str(name) if name else f"prediction-{number}",
+                patch,
+                model=str(name) if name else "None",
+                patch_is_none=row["model_patch"] is None,
+            )
+        )
     return out
 
 
@@ -172,6 +187,7 @@ class GradeOrder:
     patch_name: str
     variant: str
     request: RunRequested
+    prediction: Prediction | None = None  # None: gold
 
 
 def grade_orders(
@@ -210,7 +226,8 @@ def grade_orders(
                     repeats=gold_repeats if is_gold else 1,
                     requested_by=REQUESTER,
                 )
-                orders.append(GradeOrder(task.instance_id, patch.name, variant, request))
+                given = None if is_gold else patch
+                orders.append(GradeOrder(task.instance_id, patch.name, variant, request, given))
     return orders
 
 
@@ -290,3 +307,158 @@ def wrong_but_rewarded(rows: Sequence[GradeRow]) -> tuple[list[Finding], list[tu
         if outcome.get((row.instance_id, row.patch_name, OFFICIAL)) == "resolved":
             findings.append(Finding(row.instance_id, row.patch_name, row.variant))
     return findings, unusable
+
+
+# --- the SWE-bench harness's report files ----------------------------------------------------
+
+HARNESS_SCHEMA_VERSION = 2
+HARNESS_LOG_DIR = Path("logs/run_evaluation")
+_PASSED = {TestStatus.PASSED, TestStatus.XFAIL}
+
+
+@dataclass(frozen=True)
+class HarnessReports:
+    """One model's reports as the harness writes them: the run report (`<model>.<run_id>.json`)
+    and, per instance, either `report.json` (the tests ran) or a `run_instance.log` saying why
+    the instance could not be evaluated (the harness writes no report then)."""
+
+    model: str
+    run_report: dict[str, Any]
+    instance_reports: dict[str, dict[str, Any]]
+    instance_errors: dict[str, str]
+
+    @property
+    def folder_name(self) -> str:
+        return self.model.replace("/", "__")
+
+
+def _tests_status(task: Task, result: RunResult) -> dict[str, dict[str, list[str]]]:
+    """The harness's PASS_AND_FAIL grading of one run: a FAIL_TO_PASS test succeeds when it
+    passed (or xfailed); a PASS_TO_PASS test also when it was skipped; a test absent from the
+    log fails. The *_TO_FAIL lists are empty, as the harness leaves them by default."""
+
+    def split(tests: Sequence[str], ok: set[TestStatus]) -> dict[str, list[str]]:
+        success = [t for t in tests if result.tests.get(t) in ok]
+        return {"success": success, "failure": [t for t in tests if t not in success]}
+
+    return {
+        "FAIL_TO_PASS": split(task.fail_to_pass, _PASSED),
+        "PASS_TO_PASS": split(task.pass_to_pass, _PASSED | {TestStatus.SKIPPED}),
+        "FAIL_TO_FAIL": {"success": [], "failure": []},
+        "PASS_TO_FAIL": {"success": [], "failure": []},
+    }
+
+
+def harness_reports(
+    tasks: Sequence[Task],
+    orders: Sequence[GradeOrder],
+    results: Mapping[str, RunCompleted],
+    run_id: str,
+) -> list[HarnessReports]:
+    """Per model of the predictions, the harness's reports of the official suite's runs.
+
+    As in the harness: an empty or null patch is not evaluated (`empty_patch_ids`, no report);
+    a patch that does not apply, a run that timed out or hit an infrastructure fault, or an
+    instance that was not run, is an error (`error_ids`, no report; an infrastructure fault is
+    also in `infra_failure_ids` with its reason); the others are completed, resolved or not as
+    hackaudit's sandbox graded them. A task without this model's prediction is incomplete.
+    """
+    official: dict[tuple[str, str], GradeOrder] = {}
+    for order in orders:
+        if order.variant == OFFICIAL and order.prediction is not None:
+            official[(order.prediction.model, order.instance_id)] = order
+    by_model: dict[str, dict[str, Prediction]] = {}
+    for order in official.values():
+        assert order.prediction is not None
+        by_model.setdefault(order.prediction.model, {})[order.instance_id] = order.prediction
+    task_ids = [t.instance_id for t in tasks]
+    by_id = {t.instance_id: t for t in tasks}
+    out = []
+    for model, predictions in sorted(by_model.items()):
+        ids: dict[str, set[str]] = {
+            name: set() for name in ("completed", "resolved", "unresolved", "empty_patch",
+                                     "error", "incomplete", "infra_failure")
+        }  # fmt: skip
+        reasons: dict[str, str] = {}
+        reports: dict[str, dict[str, Any]] = {}
+        errors: dict[str, str] = {}
+        for instance_id in task_ids:
+            prediction = predictions.get(instance_id)
+            if prediction is None:
+                ids["incomplete"].add(instance_id)
+                continue
+            if not prediction.patch:
+                ids["empty_patch"].add(instance_id)
+                continue
+            done = results.get(official[(model, instance_id)].request.idempotency_key)
+            result = done.results[0] if done is not None and done.results else None
+            if result is None or result.status is not RunStatus.COMPLETED:
+                ids["error"].add(instance_id)
+                why = "no answer from the sandbox" if result is None else result.status.value
+                errors[instance_id] = why + (
+                    f": {result.reason}" if result and result.reason else ""
+                )
+                if result is not None and result.status is RunStatus.INFRA_ERROR:
+                    ids["infra_failure"].add(instance_id)
+                    reasons[instance_id] = result.reason
+                continue
+            resolved = bool(result.resolved)
+            ids["completed"].add(instance_id)
+            ids["resolved" if resolved else "unresolved"].add(instance_id)
+            reports[instance_id] = {
+                instance_id: {
+                    "patch_is_None": prediction.patch_is_none,
+                    "patch_exists": not prediction.patch_is_none,
+                    "patch_successfully_applied": True,
+                    "resolved": resolved,
+                    "infra_failure": False,
+                    "tests_status": _tests_status(by_id[instance_id], result),
+                }
+            }
+        run_report = {
+            "total_instances": len(task_ids),
+            "submitted_instances": len(predictions),
+            "completed_instances": len(ids["completed"]),
+            "resolved_instances": len(ids["resolved"]),
+            "unresolved_instances": len(ids["unresolved"]),
+            "infra_failure_instances": len(ids["infra_failure"]),
+            "ambiguous_failure_instances": 0,
+            "empty_patch_instances": len(ids["empty_patch"]),
+            "error_instances": len(ids["error"]),
+            "completed_ids": sorted(ids["completed"]),
+            "incomplete_ids": sorted(ids["incomplete"]),
+            "empty_patch_ids": sorted(ids["empty_patch"]),
+            "submitted_ids": sorted(predictions),
+            "resolved_ids": sorted(ids["resolved"]),
+            "unresolved_ids": sorted(ids["unresolved"]),
+            "infra_failure_ids": sorted(ids["infra_failure"]),
+            "ambiguous_failure_ids": [],
+            "failure_reasons": dict(sorted(reasons.items())),
+            "error_ids": sorted(ids["error"]),
+            "schema_version": HARNESS_SCHEMA_VERSION,
+        }
+        out.append(HarnessReports(model, run_report, reports, errors))
+    return out
+
+
+def write_harness_reports(
+    folder: Path, run_id: str, reports: Sequence[HarnessReports]
+) -> list[Path]:
+    """Writes each model's run report to `<folder>/<model>.<run_id>.json` and its instances'
+    files under `<folder>/logs/run_evaluation/<run_id>/<model>/<instance_id>/`; the run reports'
+    paths. A model's name has `/` replaced by `__`, as the harness does."""
+    written = []
+    for report in reports:
+        logs = folder / HARNESS_LOG_DIR / run_id / report.folder_name
+        for instance_id, content in report.instance_reports.items():
+            (logs / instance_id).mkdir(parents=True, exist_ok=True)
+            (logs / instance_id / "report.json").write_text(json.dumps(content, indent=4))
+        for instance_id, why in report.instance_errors.items():
+            (logs / instance_id).mkdir(parents=True, exist_ok=True)
+            (logs / instance_id / "run_instance.log").write_text(f"{why}\n")
+            (logs / instance_id / "report.json").unlink(missing_ok=True)  # of an earlier run
+        path = folder / f"{report.folder_name}.{run_id}.json"
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(report.run_report, indent=4) + "\n")
+        written.append(path)
+    return written

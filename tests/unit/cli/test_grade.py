@@ -16,8 +16,10 @@ from hackaudit.cli.grade import (
     SuiteVariant,
     grade_orders,
     grade_rows,
+    harness_reports,
     load_predictions,
     load_variants,
+    write_harness_reports,
     wrong_but_rewarded,
 )
 from hackaudit.cli.main import app
@@ -191,3 +193,56 @@ def test_a_predictions_file_that_matches_none_of_the_tasks_is_an_error(tmp_path:
         assert done.exit_code == 2, done.output
         assert f"{predictions}: no prediction for any of the" in done.output
         assert "Traceback" not in done.output
+
+
+def test_the_harness_reports_sort_each_prediction_as_the_harness_does(tmp_path: Path) -> None:
+    tasks = [task().model_copy(update={"instance_id": f"lib__lib-{n}"}) for n in range(1, 7)]
+    given = [
+        Prediction("lib__lib-1", "org/sys", "right", model="org/sys"),
+        Prediction("lib__lib-2", "org/sys", "wrong", model="org/sys"),
+        Prediction("lib__lib-3", "org/sys", "", model="org/sys", patch_is_none=True),
+        Prediction("lib__lib-4", "org/sys", "garbled", model="org/sys"),
+        Prediction("lib__lib-5", "org/sys", "breaks the box", model="org/sys"),
+    ]  # lib-6: no prediction
+    orders = grade_orders(tasks, given, {}, batch="b")
+    outcome = {
+        "lib__lib-1": ran({"t::f2p": P, "t::p2p": P}),
+        "lib__lib-2": ran({"t::f2p": F, "t::p2p": TestStatus.SKIPPED}),
+        "lib__lib-3": ran({"t::f2p": F, "t::p2p": P}),
+        "lib__lib-4": RunResult(status=RunStatus.PATCH_FAILED, reason="hunk 1 does not apply"),
+        "lib__lib-5": RunResult(status=RunStatus.INFRA_ERROR, reason="docker went away"),
+    }
+    results = {
+        o.request.idempotency_key: completed(o.request.idempotency_key, outcome[o.instance_id])
+        for o in orders
+        if o.prediction is not None
+    }
+
+    [reports] = harness_reports(tasks, orders, results, "r1")
+    written = write_harness_reports(tmp_path, "r1", [reports])
+
+    assert written == [tmp_path / "org__sys.r1.json"]
+    run = json.loads(written[0].read_text())
+    assert run["total_instances"] == 6 and run["submitted_instances"] == 5
+    assert run["completed_ids"] == ["lib__lib-1", "lib__lib-2"]
+    assert run["resolved_ids"] == ["lib__lib-1"] and run["unresolved_ids"] == ["lib__lib-2"]
+    assert run["empty_patch_ids"] == ["lib__lib-3"]
+    assert run["error_ids"] == ["lib__lib-4", "lib__lib-5"]
+    assert run["infra_failure_ids"] == ["lib__lib-5"]
+    assert run["failure_reasons"] == {"lib__lib-5": "docker went away"}
+    assert run["incomplete_ids"] == ["lib__lib-6"]
+    assert (run["resolved_instances"], run["error_instances"], run["schema_version"]) == (1, 2, 2)
+    logs = tmp_path / "logs" / "run_evaluation" / "r1" / "org__sys"
+    unresolved = json.loads((logs / "lib__lib-2" / "report.json").read_text())["lib__lib-2"]
+    assert unresolved["resolved"] is False
+    assert unresolved["patch_successfully_applied"] is True
+    assert unresolved["tests_status"]["FAIL_TO_PASS"] == {"success": [], "failure": ["t::f2p"]}
+    assert unresolved["tests_status"]["PASS_TO_PASS"] == {"success": ["t::p2p"], "failure": []}
+    assert unresolved["tests_status"]["FAIL_TO_FAIL"] == {"success": [], "failure": []}
+    assert json.loads((logs / "lib__lib-1" / "report.json").read_text())["lib__lib-1"]["resolved"]
+    for not_evaluated in ("lib__lib-3", "lib__lib-4", "lib__lib-5", "lib__lib-6"):
+        assert not (logs / not_evaluated / "report.json").exists()
+    assert (
+        "patch_failed: hunk 1 does not apply"
+        in (logs / "lib__lib-4" / "run_instance.log").read_text()
+    )

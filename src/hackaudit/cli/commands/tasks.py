@@ -76,11 +76,23 @@ def tasks_grade(
     out: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write every graded row here (JSON).")
     ] = None,
+    run_id: Annotated[
+        str, typer.Option(help="The run's id in the harness's report files' names and folders.")
+    ] = "hackaudit",
+    report_dir: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            help="Folder for the SWE-bench harness's report files: <model>.<run id>.json and "
+            "logs/run_evaluation/<run id>/<model>/<instance id>/report.json.",
+        ),
+    ] = Path("."),
     repos: ReposDir = None,
     instance_ids: InstanceIds = None,
 ) -> None:
     """Grade given patches as each task's environment does, under its own tests and any variant
-    suites; lists the patches the official tests reward and a variant (that gold passes) rejects."""
+    suites; lists the patches the official tests reward and a variant (that gold passes) rejects.
+    Also writes the official tests' outcomes as the SWE-bench harness's report files."""
     from hackaudit.cli import grade
     from hackaudit.cli.environments import ensure_images
 
@@ -137,6 +149,9 @@ def tasks_grade(
             f"(official tests pass it, {escape(f.variant)} rejects it, gold passes both)"
         )
     console.print(f"{len(findings)} wrong patches rewarded by the official tests")
+    harness = grade.harness_reports(ingested.tasks, orders, results, run_id)
+    for path in grade.write_harness_reports(report_dir, run_id, harness):
+        console.print(f"Harness report: {escape(str(path))}")
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         payload = {
