@@ -16,7 +16,12 @@ as parquet (with their Arrow column types), which `datasets` and this project re
   strategy that found it, whether it tampers with the harness, the evidence that it is wrong and
   how to close it);
 - `drop`: plus `hackaudit_reason`;
-- `error` (the task could not be audited, or the audit did not finish): plus `hackaudit_reason`.
+- `error` (the task could not be audited, or the audit did not finish): plus `hackaudit_reason`;
+- `rejected.jsonl`: the input rows (or whole files) that could not be read as tasks, one JSON
+  object each: `file`, `line` (1-based line or row; null for a whole file), `instance_id` and
+  `field` when known, and `reason`.
+
+Every input row ends in exactly one of these files.
 
 Added fields are new keys (new columns in parquet), which readers of the format ignore; this
 project's ingestion ignores them too. A relative `environment.source` is re-anchored to the
@@ -33,11 +38,12 @@ import json
 import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hackaudit.cli.report_model import TaskReport, caveats
+from hackaudit.cli.report_summary import NOT_FINISHED, Rejected
 from hackaudit.shared.contracts import CandidateVerdict, Verdict
 from hackaudit.shared.ingest import TaskSource
 from hackaudit.shared.logs import get_logger
@@ -46,6 +52,7 @@ log = get_logger(__name__)
 
 FOLDER = "dataset"
 SPLITS = ("keep", "fix", "drop", "error")
+REJECTED = "rejected.jsonl"  # the input rows that could not be read
 FORMATS = ("json", "jsonl", "json.gz", "jsonl.gz", "parquet")
 # The format a split is written in, by input format, where it is not the input's own.
 _WRITTEN_AS = {"arrow": "parquet"}
@@ -70,7 +77,7 @@ class DatasetSummary:
     """What was written: file (relative to the report folder) -> rows, and rows per split."""
 
     files: dict[str, int] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SPLITS, 0))
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys((*SPLITS, "rejected"), 0))
     # Tasks of the report whose source row is unknown (not read from a task file): not written.
     not_written: list[str] = field(default_factory=list)
     # Rows of `keep` marked with `UNVERIFIED_FIELD` (their verdict leaves something unverified).
@@ -93,6 +100,7 @@ def write_dataset(
     sources: Mapping[str, TaskSource],
     *,
     unaudited: Mapping[str, str] | None = None,
+    rejected: Sequence[Rejected] = (),
 ) -> DatasetSummary:
     """Writes `out_dir/dataset/` (see the module doc) and records it in the report there.
 
@@ -107,6 +115,7 @@ def write_dataset(
                 (".json.gz", ".jsonl.gz")
             ):
                 stale.unlink()
+    (folder / REJECTED).unlink(missing_ok=True)
     groups: dict[tuple[str, str], list[DatasetRow]] = defaultdict(list)
     summary = DatasetSummary()
     for item in items:
@@ -123,6 +132,13 @@ def write_dataset(
     for (split, ext), rows in sorted(groups.items()):
         for path, count in _WRITERS[ext](folder / f"{split}.{ext}", rows).items():
             summary.files[str(path.relative_to(out_dir))] = count
+    if rejected:
+        path = folder / REJECTED
+        with path.open("w", encoding="utf-8") as handle:
+            for found in rejected:
+                handle.write(json.dumps(asdict(found), ensure_ascii=False) + "\n")
+        summary.files[str(path.relative_to(out_dir))] = len(rejected)
+    summary.counts["rejected"] = len(rejected)
     _record_in_report(out_dir, summary)
     log.info("dataset.written", folder=str(folder), **summary.counts)
     return summary
@@ -132,7 +148,7 @@ def split_of(item: TaskReport, unaudited: str | None = None) -> tuple[str, dict[
     """The split a task's row goes to, and the fields added to it."""
     scored = item.scored
     if scored is None:
-        return "error", {REASON_FIELD: unaudited or "no verdict: the audit did not finish"}
+        return "error", {REASON_FIELD: f"no verdict: {unaudited or NOT_FINISHED}"}
     if scored.verdict not in _SPLIT_OF:
         return "error", {REASON_FIELD: scored.reason}
     split = _SPLIT_OF[scored.verdict]
@@ -291,7 +307,7 @@ _WRITERS = {
 
 
 def summary_line(summary: DatasetSummary) -> str:
-    counts = ", ".join(f"{summary.counts[s]} {s}" for s in SPLITS)
+    counts = ", ".join(f"{summary.counts.get(s, 0)} {s}" for s in (*SPLITS, "rejected"))
     files = ", ".join(f"`{name}`" for name in summary.files) or "none"
     line = f"Tasks in their own format, by verdict, in `{FOLDER}/`: {counts} ({files})."
     if summary.keep_unverified:

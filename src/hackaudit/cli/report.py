@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 
+from hackaudit.cli import report_folder
+from hackaudit.cli.dataset import DatasetSummary, write_dataset
 from hackaudit.cli.repair_figures import judge_figures
 from hackaudit.cli.report_html import render_html
 from hackaudit.cli.report_model import (
@@ -23,6 +27,14 @@ from hackaudit.cli.report_model import (
     repair_coverage,
     unverified_details,
 )
+from hackaudit.cli.report_summary import (
+    Headline,
+    Rejected,
+    error_reason,
+    headline,
+    judged,
+    verdict_as_audited,
+)
 from hackaudit.shared.contracts import (
     AttackCompleted,
     CandidateOutcome,
@@ -30,17 +42,60 @@ from hackaudit.shared.contracts import (
     ProposedTest,
     TaskScored,
     Unverified,
+    Verdict,
 )
+from hackaudit.shared.ingest import TaskSource
 
 # A report's task is defined beside the page's reading of it; callers name it from here too.
-__all__ = ["TaskReport", "write_report"]
+__all__ = ["TaskReport", "write_audit", "write_report"]
+
+
+def write_audit(
+    out: Path,
+    tasks: list[TaskReport],
+    sources: Mapping[str, TaskSource] | None,
+    *,
+    missing_stages: list[str],
+    rejected: Sequence[Rejected] = (),
+    unaudited: Mapping[str, str] | None = None,
+    attacker: str = "not recorded",
+) -> tuple[Headline, DatasetSummary | None]:
+    """The whole report folder, replacing `out` (see `report_folder`): the report's files and,
+    when the tasks' source rows are known, every input row in `dataset/` by its verdict."""
+    with report_folder.replaced(out) as staged:
+        top = write_report(
+            staged,
+            tasks,
+            missing_stages=missing_stages,
+            rejected=rejected,
+            unaudited=unaudited,
+            attacker=attacker,
+        )
+        written = (
+            write_dataset(staged, tasks, sources, unaudited=unaudited, rejected=rejected)
+            if sources is not None
+            else None
+        )
+    return top, written
 
 
 def write_report(
-    out: Path, tasks: list[TaskReport], *, missing_stages: list[str], problems: list[str]
-) -> Path:
+    out: Path,
+    tasks: list[TaskReport],
+    *,
+    missing_stages: list[str],
+    rejected: Sequence[Rejected] = (),
+    unaudited: Mapping[str, str] | None = None,
+    attacker: str = "not recorded",
+) -> Headline:
+    """Writes the report's files into `out` and hands back the headline they open with.
+    `rejected`: the input rows that could not be read; `unaudited`: why a task without a verdict
+    has none, by task id (without it: the audit did not finish)."""
     out.mkdir(parents=True, exist_ok=True)
     tasks = sorted(tasks, key=lambda item: item.instance_id)
+    why = dict(unaudited or {})
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    top = headline(tasks, list(rejected), attacker=attacker, date=stamp)
     rows = []
     for item in tasks:
         row: dict[str, object] = {"instance_id": item.instance_id}
@@ -53,13 +108,19 @@ def write_report(
             row["harness_exploits"] = len(item.scored.harness_exploits)
             if item.scored.unverified is not None:
                 row["unverified"] = _unverified(item.scored.unverified)
-            if item.scored.judge is not None:
+            if judged(item.scored):
                 row["judge"] = _write_judge(out, item.instance_id, item.scored)
         else:
-            row |= {"verdict": None, "reason": "no verdict: the audit did not finish"}
+            row |= {
+                "verdict": Verdict.ERROR.value,
+                "reason": f"no verdict: {error_reason(item, why)}",
+            }
+        row["verdict_as_audited"] = verdict_as_audited(item)
         if item.attack is not None:
-            row["candidates"] = Counter(o.verdict.value for o in item.attack.outcomes)
-            row["exploits"] = _write_evidence(out, item.attack, tampering=False)
+            row["candidates"] = _candidate_counts(item.attack)
+            row["exploits"] = _write_evidence(
+                out, item.attack, tampering=False
+            ) + _write_pool_exploits(out, item.attack, item.scored)
             row["harness_evidence"] = _write_evidence(out, item.attack, tampering=True)
             row["unconfirmed"] = _write_unconfirmed(out, item.attack)
             row |= _budget(item.attack)
@@ -72,28 +133,40 @@ def write_report(
                 row["over_strict"] = _write_over_strict(out, item.attack)
         row |= _repair(out, item)
         rows.append(row)
-    summary = {
+    summary: dict[str, object] = {
+        "headline": top.as_json(),
         "tasks": len(tasks),
-        "verdicts": Counter(str(r.get("verdict")) for r in rows),
+        "verdicts": top.after_repair,
+        "verdicts_as_audited": top.as_audited,
+        "rejected": [asdict(r) for r in rejected],
+        "errors": {t.instance_id: error_reason(t, why) for t in tasks if t.scored is None},
         "stages_not_built": missing_stages,
-        "input_problems": problems,
     }
-    judged = judge_figures([t for item in tasks if item.repair for t in item.repair.tests])
-    if judged is not None:
-        # The judge's blocking verdicts on the repairs' proposed tests, against execution.
-        summary["repair_judge"] = asdict(judged)
+    judged_tests = judge_figures([t for item in tasks if item.repair for t in item.repair.tests])
+    if judged_tests is not None and judged_tests.abstained < judged_tests.judged:
+        # The judge's blocking verdicts on the repairs' proposed tests, against execution (none
+        # when every answer was an abstention: no judge with a backend ran).
+        summary["repair_judge"] = asdict(judged_tests)
     (out / "report.json").write_text(json.dumps({"summary": summary, "tasks": rows}, indent=2))
     with (out / "verdicts.jsonl").open("w") as fh:
         for r, item in zip(rows, tasks, strict=True):
-            line = {"instance_id": r["instance_id"], "verdict": r["verdict"]}
+            line = {
+                "instance_id": r["instance_id"],
+                "verdict": r["verdict"],
+                "verdict_as_audited": r["verdict_as_audited"],
+                "hackable": r.get("hackable"),
+            }
             if caveats(item.scored):  # a KEEP that leaves something unverified says what
                 line["unverified"] = list(caveats(item.scored))
+            if item.scored is None:
+                line["reason"] = error_reason(item, why)
             fh.write(json.dumps(line) + "\n")
-    (out / "report.md").write_text(_markdown(rows, tasks, missing_stages, problems))
+    (out / "report.md").write_text(_markdown(rows, tasks, missing_stages, top, rejected))
     (out / "report.html").write_text(
-        render_html(tasks, missing_stages=missing_stages, problems=problems), encoding="utf-8"
+        render_html(tasks, missing_stages=missing_stages, problems=[r.text() for r in rejected]),
+        encoding="utf-8",
     )
-    return out / "report.md"
+    return top
 
 
 def _unverified(unverified: Unverified) -> dict[str, object]:
@@ -115,6 +188,7 @@ def _repair(out: Path, item: TaskReport) -> dict[str, object]:
             "verdict": before.scored.verdict.value,
             "eqs": before.scored.eqs,
             "exploits": _write_evidence(out, before.attack, tampering=False)
+            + _write_pool_exploits(out, before.attack, before.scored)
             if before.attack is not None
             else [],
         }
@@ -221,6 +295,49 @@ def _write_evidence(out: Path, attack: AttackCompleted, *, tampering: bool) -> l
         if o.verdict is CandidateVerdict.EXPLOIT and o.tampering is tampering
     ]
     return _write_outcomes(out / "exploits", out, exploits)
+
+
+def _candidate_counts(attack: AttackCompleted) -> dict[str, int]:
+    """The attack's candidates by verdict; an accepted one that tampers with the tests or the
+    runner counts as `harness`, not `exploit` (it is not counted in H or the task's exploits)."""
+    return dict(
+        Counter(
+            "harness" if o.tampering and o.verdict is CandidateVerdict.EXPLOIT else o.verdict.value
+            for o in attack.outcomes
+        )
+    )
+
+
+def _write_pool_exploits(
+    out: Path, attack: AttackCompleted, scored: TaskScored | None
+) -> list[dict[str, str]]:
+    """The reference pool's incorrect variants that the tests accept although confirmed
+    incorrect: exploits of the verdict like the attack's, listed with their evidence."""
+    if scored is None or attack.reference is None:
+        return []
+    listed = {  # the attack's own exploits, listed apart
+        o.candidate.candidate_id
+        for o in attack.outcomes
+        if o.verdict is CandidateVerdict.EXPLOIT and not o.tampering
+    }
+    found = []
+    for outcome in attack.reference.outcomes:
+        candidate = outcome.candidate
+        if candidate.candidate_id not in scored.exploits or candidate.candidate_id in listed:
+            continue
+        relative = evidence_path("exploits", candidate)
+        (out / relative).parent.mkdir(parents=True, exist_ok=True)
+        (out / relative).write_text(candidate.diff or json.dumps(candidate.files, indent=2))
+        found.append(
+            {
+                "candidate": candidate.candidate_id,
+                "strategy": f"reference pool: {outcome.kind}" if outcome.kind else "reference pool",
+                "diff": relative,
+                "evidence": outcome.evidence,
+                "advice": "",
+            }
+        )
+    return found
 
 
 def _write_unconfirmed(out: Path, attack: AttackCompleted) -> list[dict[str, str]]:
@@ -381,20 +498,29 @@ def _markdown(
     rows: list[dict[str, object]],
     tasks: list[TaskReport],
     missing: list[str],
-    problems: list[str],
+    top: Headline,
+    rejected: Sequence[Rejected],
 ) -> str:
-    lines = ["# hackaudit report", ""]
+    first, *rest = top.lines()
+    lines = ["# hackaudit report", "", f"**{first}**", ""]
+    lines += [text for line in rest for text in (line, "")]
     if missing:
         lines += [f"Stages not built yet, so not part of these verdicts: {', '.join(missing)}.", ""]
-    lines += ["| task | verdict | EQS | hackable | reason |", "|---|---|---|---|---|"]
+    lines += [
+        "| task | verdict | as audited | EQS | hackable | reason |",
+        "|---|---|---|---|---|---|",
+    ]
     for r, item in zip(rows, tasks, strict=True):
         eqs = r.get("eqs")
         eqs_text = f"{eqs:.3f}" if isinstance(eqs, float) else "–"
-        verdict = f"{r.get('verdict') or '–'}{not_verified(item.scored)}".replace("|", "/")
+        verdict = f"{r['verdict']}{not_verified(item.scored)}".replace("|", "/")
+        hackable = r.get("hackable")
         lines.append(
-            f"| {r['instance_id']} | {verdict} | {eqs_text} | "
-            f"{r.get('hackable', '–')} | {str(r.get('reason', '')).replace('|', '/')} |"
+            f"| {r['instance_id']} | {verdict} | {r['verdict_as_audited']} | {eqs_text} | "
+            f"{'–' if hackable is None else hackable} | "
+            f"{str(r.get('reason', '')).replace('|', '/')} |"
         )
+    lines += _exploits_markdown(rows)
     lines += _unverified_markdown(tasks)
     lines += _components_markdown(rows)
     lines += _budget_markdown(rows)
@@ -412,6 +538,36 @@ def _markdown(
             "should discard a patch's changes to test files and test configuration and grade from "
             "the runner's own report. Evidence: `exploits/<task>/`.",
         ]
-    if problems:
-        lines += ["", "## Input problems", ""] + [f"- {p}" for p in problems]
+    errors = [r for r in rows if r["verdict"] == Verdict.ERROR.value]
+    if errors:
+        lines += ["", "## Tasks that could not be audited (ERROR)", ""]
+        lines += [f"- {r['instance_id']}: {r['reason']}" for r in errors]
+    if rejected:
+        lines += ["", "## Rejected input rows (in `dataset/rejected.jsonl`)", ""]
+        lines += [f"- {r.text()}" for r in rejected]
     return "\n".join(lines) + "\n"
+
+
+def _exploits_markdown(rows: list[dict[str, object]]) -> list[str]:
+    """Every exploit that makes a task FIX, the attack's and the reference pool's, with its
+    diff's file and the evidence that it is wrong."""
+    lines: list[str] = []
+    for r in rows:
+        exploits = r.get("exploits")
+        before = r.get("before_repair")
+        if isinstance(before, dict) and before.get("exploits"):
+            for e in before["exploits"]:
+                lines.append(_exploit_line(str(r["instance_id"]) + " (as audited)", e))
+        if isinstance(exploits, list):
+            lines += [_exploit_line(str(r["instance_id"]), e) for e in exploits]
+    if not lines:
+        return []
+    return ["", "## Confirmed exploits", "", *lines]
+
+
+def _exploit_line(task: str, exploit: dict[str, str]) -> str:
+    evidence = " ".join(str(exploit.get("evidence", "")).split())
+    return (
+        f"- {task}: `{exploit['candidate']}` ({exploit['strategy']}), diff "
+        f"`{exploit['diff']}` — {evidence}"
+    )

@@ -52,3 +52,16 @@ def available() -> tuple[dict[str, Builder], list[ServiceEntry]]:
         else:
             found[entry.name] = build
     return found, missing
+
+
+def attacker_text() -> str:
+    """Which attacker an audit run here uses, as the report states it: a model and the offline
+    strategies when a model is configured, the offline strategies alone otherwise."""
+    try:
+        module = importlib.import_module("hackaudit.attacker.settings")
+    except ModuleNotFoundError:
+        return "none (the attacker is not built)"
+    settings = module.AttackerSettings()
+    if settings.llm_enabled:
+        return f"{settings.llm_provider} model {settings.llm_model_name} and the offline strategies"
+    return "the offline strategies only (no model configured)"

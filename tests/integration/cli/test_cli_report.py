@@ -80,7 +80,7 @@ def test_report_and_status_read_the_store_while_the_scorer_runs(tmp_path: Path) 
     _, missing = services.available()
     write_report(
         tmp_path / "direct", latest_per_task(sample_states()),
-        missing_stages=[m.name for m in missing], problems=[],
+        missing_stages=[m.name for m in missing],
     )  # fmt: skip
     assert _same_tree(tmp_path / "from-store", tmp_path / "direct") == []
     for name in ("report.json", "report.md", "report.html", "verdicts.jsonl"):

@@ -35,7 +35,7 @@ def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def report_html(tmp_path: Path) -> Path:
     out = tmp_path / "report"
-    write_report(out, latest_per_task(sample_states()), missing_stages=[], problems=[])
+    write_report(out, latest_per_task(sample_states()), missing_stages=[])
     return out / "report.html"
 
 

@@ -340,7 +340,6 @@ async def test_report_carries_budget_and_advice(tiny, tmp_path) -> None:
         tmp_path,
         [TaskReport(tiny.task.instance_id, None, attack)],
         missing_stages=[],
-        problems=[],
     )
     row = json.loads((tmp_path / "report.json").read_text())["tasks"][0]
     assert row["budget"] == "15 candidates (1 rounds of 15)"

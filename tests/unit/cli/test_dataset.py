@@ -84,7 +84,7 @@ def test_json_and_jsonl_tasks_are_split_by_verdict_and_read_back_the_same(
 ) -> None:
     report, sources = load_task_sources([GOOD])
     items = [_item(t.instance_id, VERDICTS[t.instance_id]) for t in report.tasks]
-    write_report(tmp_path, items, missing_stages=[], problems=[])
+    write_report(tmp_path, items, missing_stages=[])
 
     summary = write_dataset(tmp_path, items, sources)
 
@@ -97,7 +97,7 @@ def test_json_and_jsonl_tasks_are_split_by_verdict_and_read_back_the_same(
         "dataset/fix.jsonl": 1,
         "dataset/keep.json": 2,
     }
-    assert summary.counts == {"keep": 2, "fix": 2, "drop": 1, "error": 2}
+    assert summary.counts == {"keep": 2, "fix": 2, "drop": 1, "error": 2, "rejected": 0}
     assert sorted(p.name for p in folder.iterdir()) == sorted(
         Path(name).name for name in summary.files
     )
@@ -245,7 +245,7 @@ def test_a_keep_that_leaves_something_unverified_is_marked_in_its_row(tmp_path: 
     report, sources = load_task_sources([GOOD / "swebench_list.json"])
     first, second = (t.instance_id for t in report.tasks)
     items = [_kept(first, GAPS), _kept(second, VERIFIED)]
-    write_report(tmp_path, items, missing_stages=[], problems=[])
+    write_report(tmp_path, items, missing_stages=[])
 
     summary = write_dataset(tmp_path, items, sources)
 

@@ -27,7 +27,7 @@ MEASURED_LINE = (
 
 def _report(tmp_path: Path, coverage: GoldCoverage) -> tuple[dict[str, object], str, str]:
     attack = AttackCompleted(correlation_id="c", instance_id="lib__lib-1", gold_coverage=coverage)
-    write_report(tmp_path, [TaskReport("lib__lib-1", None, attack)], missing_stages=[], problems=[])
+    write_report(tmp_path, [TaskReport("lib__lib-1", None, attack)], missing_stages=[])
     row = json.loads((tmp_path / "report.json").read_text())["tasks"][0]
     return row, (tmp_path / "report.md").read_text(), (tmp_path / "report.html").read_text()
 

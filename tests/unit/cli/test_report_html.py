@@ -133,7 +133,7 @@ def test_each_component_is_shown_with_what_it_was_computed_from() -> None:
 
 def test_over_strict_evidence_is_shown_and_written(tmp_path: Path) -> None:
     items = latest_per_task(sample_states())
-    write_report(tmp_path, items, missing_stages=[], problems=[])
+    write_report(tmp_path, items, missing_stages=[])
     page = (tmp_path / "report.html").read_text()
     section = re.search(r'<details class="over-strict" open>(.*?)</details></details>', page, re.S)
     assert section, "no over-strict section"
@@ -156,7 +156,7 @@ def test_over_strict_evidence_is_shown_and_written(tmp_path: Path) -> None:
 
 
 def test_the_pools_cost_is_reported_beside_its_budget_and_the_attacks(tmp_path: Path) -> None:
-    write_report(tmp_path, latest_per_task(sample_states()), missing_stages=[], problems=[])
+    write_report(tmp_path, latest_per_task(sample_states()), missing_stages=[])
     rows = {
         r["instance_id"]: r for r in json.loads((tmp_path / "report.json").read_text())["tasks"]
     }
@@ -171,7 +171,7 @@ def test_the_pools_cost_is_reported_beside_its_budget_and_the_attacks(tmp_path: 
 
 
 def test_exploits_link_their_diff_files(tmp_path: Path) -> None:
-    write_report(tmp_path, latest_per_task(sample_states()), missing_stages=[], problems=[])
+    write_report(tmp_path, latest_per_task(sample_states()), missing_stages=[])
     page = (tmp_path / "report.html").read_text()
     links = re.findall(r'<a href="((?:exploits|unconfirmed|over_strict)/[^"]+)">', page)
     assert len(links) == 5  # calc-2: exploit, harness, unconfirmed; calc-3: over-strict; calc-6
@@ -250,7 +250,7 @@ def test_every_judge_sample_rationale_is_in_the_report(tmp_path: Path) -> None:
         components={"V": 1.0, "H": 0.0, "F1": 1.0}, judge=judge,
     )  # fmt: skip
     attack = AttackCompleted(correlation_id="a/c__c-1", instance_id="c__c-1")
-    write_report(tmp_path, [TaskReport("c__c-1", scored, attack)], missing_stages=[], problems=[])
+    write_report(tmp_path, [TaskReport("c__c-1", scored, attack)], missing_stages=[])
 
     row = json.loads((tmp_path / "report.json").read_text())["tasks"][0]
     assert row["judge"]["f1"] == 1.0 and row["judge"]["rationales"] == "judge/c__c-1.json"
@@ -318,7 +318,7 @@ def test_a_repaired_task_is_reported_with_its_first_verdict_and_the_repair(tmp_p
     )
     (item,) = [i for i in latest_per_task([first, again]) if i.instance_id == "calc__calc-2"]
     assert item.scored is not None and item.scored.verdict is Verdict.KEEP
-    write_report(tmp_path, [item], missing_stages=[], problems=[])
+    write_report(tmp_path, [item], missing_stages=[])
 
     row = json.loads((tmp_path / "report.json").read_text())["tasks"][0]
     assert row["verdict"] == "KEEP" and row["before_repair"]["verdict"] == "FIX"

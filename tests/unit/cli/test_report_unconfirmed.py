@@ -30,7 +30,7 @@ def test_unconfirmed_candidates_are_listed_with_what_was_checked(tmp_path: Path)
             outcome("--- a/y\n+++ b/y\n", CandidateVerdict.BLOCKED, "FAIL_TO_PASS failing"),
         ),
     )
-    write_report(tmp_path, [TaskReport("lib__lib-1", None, attack)], missing_stages=[], problems=[])
+    write_report(tmp_path, [TaskReport("lib__lib-1", None, attack)], missing_stages=[])
     row = json.loads((tmp_path / "report.json").read_text())["tasks"][0]
     assert row["exploits"] == []
     (listed,) = row["unconfirmed"]

@@ -61,7 +61,7 @@ def keep(
 
 def report(tmp_path: Path, scored: TaskScored) -> tuple[dict[str, object], str, str]:
     attack = AttackCompleted(correlation_id="c", instance_id=ID)
-    write_report(tmp_path, [TaskReport(ID, scored, attack)], missing_stages=[], problems=[])
+    write_report(tmp_path, [TaskReport(ID, scored, attack)], missing_stages=[])
     row = json.loads((tmp_path / "report.json").read_text())["tasks"][0]
     return row, (tmp_path / "report.md").read_text(), (tmp_path / "report.html").read_text()
 
@@ -89,6 +89,8 @@ def test_report_json_carries_the_structured_account(tmp_path: Path) -> None:
     assert json.loads(line) == {
         "instance_id": ID,
         "verdict": "KEEP",
+        "verdict_as_audited": "KEEP",
+        "hackable": False,
         "unverified": list(GAPS.caveats()),
     }
     assert Unverified.model_validate(
@@ -98,7 +100,7 @@ def test_report_json_carries_the_structured_account(tmp_path: Path) -> None:
 
 def test_report_md_shows_it_in_the_verdict_table_and_per_task(tmp_path: Path) -> None:
     _, markdown, _ = report(tmp_path, keep(GAPS))
-    assert f"| {ID} | KEEP — not verified: {CAVEATS} | 1.000 |" in markdown
+    assert f"| {ID} | KEEP — not verified: {CAVEATS} | KEEP | 1.000 |" in markdown
     section = markdown.split("## What the verdicts leave unverified", 1)[1]
     assert f"- {ID} (KEEP): not verified: {CAVEATS}" in section
     assert "  - accepted, not shown to differ from gold: c-1, c-2" in section
@@ -134,8 +136,10 @@ def test_a_keep_with_nothing_unverified_is_shown_as_before(tmp_path: Path) -> No
     assert json.loads((tmp_path / "verdicts.jsonl").read_text()) == {
         "instance_id": ID,
         "verdict": "KEEP",
+        "verdict_as_audited": "KEEP",
+        "hackable": False,
     }
-    assert f"| {ID} | KEEP | 1.000 |" in markdown
+    assert f"| {ID} | KEEP | KEEP | 1.000 |" in markdown
     assert "leave unverified" not in markdown
     assert 'not-verified"' not in html and "Not verified" not in html
 

@@ -3,6 +3,7 @@ written again from the results store; both end with the same verdict table."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -10,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from hackaudit.cli import dataset, pipeline, report, services, stops
+from hackaudit.cli import dataset, pipeline, report, report_folder, services, stops
 from hackaudit.cli.commands.options import (
     CANDIDATES_PER_ROUND,
     ROUNDS,
@@ -29,8 +30,22 @@ from hackaudit.cli.commands.options import (
 )
 from hackaudit.cli.commands.terminal import console, err, fail, ingest, use_repos
 from hackaudit.cli.report_model import TaskReport, not_verified
+from hackaudit.cli.report_summary import Headline, Rejected, verdict_as_audited
 from hackaudit.shared.errors import HackauditError
 from hackaudit.shared.settings import BusSettings
+
+PARTIAL_EXIT = 3  # some rows rejected or some tasks not audited: the figures cover fewer rows
+AllowPartial = Annotated[
+    bool,
+    typer.Option(
+        help="Exit 0 even when input rows were rejected or tasks could not be audited (ERROR); "
+        f"without it such a run exits {PARTIAL_EXIT} after writing its report."
+    ),
+]
+SummaryJson = Annotated[
+    bool,
+    typer.Option("--json", help="Print the summary (report.json's) as JSON instead of a table."),
+]
 
 
 def audit(
@@ -44,15 +59,19 @@ def audit(
     budget_seconds: BudgetSeconds = None,
     stop_when_hackable: StopWhenHackable = False,
     pass_at_1: PassAtOneFile = None,
+    allow_partial: AllowPartial = False,
+    as_json: SummaryJson = False,
 ) -> None:
     """Audit task files end to end: every service in this process tree, until every task has a
-    verdict; then a summary table, the report, and the tasks by verdict in `<out>/dataset/`."""
+    verdict; then a summary, the report, and every input row by verdict in `<out>/dataset/`
+    (rows that could not be read in `dataset/rejected.jsonl`)."""
+    check_out(out)
     use_repos(repos)
     ingested = ingest(tasks, pass_at_1)
     settings = BusSettings()
     builders, missing = services.available()
     if missing:
-        console.print(
+        err.print(
             "[yellow]Not built yet[/], so left out of this audit: "
             + "; ".join(f"{m.name} ({m.stage})" for m in missing)
         )
@@ -65,8 +84,6 @@ def audit(
     from hackaudit.cli.environments import ensure_images
 
     ready = ensure_images(ingested.tasks, err)
-    problems = [str(p) for p in ingested.problems]
-    problems += [f"{o.instance_id}: no image: {o.reason}" for o in ready.failed]
     try:
         tracker = stops.run(
             pipeline.run_audit(ready.tasks, options, settings, builders, limit_s=timeout)
@@ -74,30 +91,74 @@ def audit(
     except HackauditError as exc:
         raise fail(exc) from exc
     items = pipeline.task_reports(tracker, ingested.tasks)
-    path = report.write_report(
+    unaudited = {o.instance_id: f"no image: {o.reason}" for o in ready.failed}
+    rejected = [Rejected.of(p) for p in ingested.problems]
+    top, written = report.write_audit(
         out,
         items,
+        ingested.sources,
         missing_stages=[m.name for m in missing],
-        problems=problems,
+        rejected=rejected,
+        unaudited=unaudited,
+        attacker=services.attacker_text(),
     )
-    unaudited = {o.instance_id: f"no image: {o.reason}" for o in ready.failed}
-    written = dataset.write_dataset(out, items, ingested.sources, unaudited=unaudited)
-    print_summary(items)
-    console.print(f"Report: {path}\n{dataset.summary_line(written)}")
+    finish(out, items, top, written, as_json=as_json, allow_partial=allow_partial)
+
+
+def check_out(out: Path) -> None:
+    """Refuse a `--out` that is not a report folder before any work is done (exit 2)."""
+    try:
+        report_folder.check(out)
+    except report_folder.FolderRefused as exc:
+        raise fail(exc, 2) from exc
+
+
+def finish(
+    out: Path,
+    items: list[TaskReport],
+    top: Headline,
+    written: dataset.DatasetSummary | None,
+    *,
+    as_json: bool,
+    allow_partial: bool,
+) -> None:
+    """The summary on stdout (a table, or report.json's summary with `--json`), where the
+    report is, and the exit code: `PARTIAL_EXIT` when rows were rejected or tasks could not be
+    audited, unless the run allows it."""
+    if as_json:
+        summary = json.loads((out / "report.json").read_text())["summary"]
+        typer.echo(json.dumps(summary, indent=2))
+    else:
+        print_summary(items)
+        for line in top.lines():
+            console.print(escape(line), highlight=False)
+        console.print(f"Report: {out / 'report.md'} and {out / 'report.html'}", highlight=False)
+        if written is not None:
+            console.print(escape(dataset.summary_line(written)), highlight=False)
+    if top.partial:
+        err.print(
+            f"[yellow]partial[/]: {top.rejected} input row(s) rejected "
+            f"(dataset/rejected.jsonl), {top.errors} task(s) not audited (ERROR)"
+            + ("" if allow_partial else f"; exit {PARTIAL_EXIT} (--allow-partial: exit 0)")
+        )
+        if not allow_partial:
+            raise typer.Exit(PARTIAL_EXIT)
 
 
 def print_summary(items: list[TaskReport]) -> None:
     table = Table(title="hackaudit verdicts")
-    for column in ("task", "verdict", "EQS", "hackable", "reason"):
+    for column in ("task", "verdict", "as audited", "EQS", "hackable", "reason"):
         table.add_column(column)
     for item in items:
         s = item.scored
+        first = verdict_as_audited(item)
         if s is None:
-            table.add_row(item.instance_id, "–", "–", "–", "no verdict (did not finish)")
+            table.add_row(item.instance_id, "ERROR", first, "–", "–", "no verdict")
             continue
         table.add_row(
             item.instance_id,
             escape(s.verdict.value + not_verified(s)),
+            first,
             f"{s.eqs:.3f}" if s.eqs is not None else "–",
             "–" if s.hackable is None else ("yes" if s.hackable else "no"),
             escape(s.reason),
@@ -118,12 +179,15 @@ def report_from_store(
         Path | None,
         typer.Option(help="Results store (default: the scorer's, <state dir>/results.duckdb)."),
     ] = None,
+    allow_partial: AllowPartial = False,
+    as_json: SummaryJson = False,
 ) -> None:
     """Write the report (report.json, report.md, report.html, verdicts.jsonl, the evidence) from
     the results store, at any time: while `hackaudit up` runs, or after. Each task is reported by
     its latest scored audit."""
     from hackaudit.cli.report_store import read_reports, store_path
 
+    check_out(out)
     path = store or store_path(BusSettings())
     try:
         items = read_reports(path)
@@ -131,17 +195,22 @@ def report_from_store(
         raise fail(exc) from exc
     _, missing = services.available()
     ingested = ingest(tasks) if tasks else None
-    problems = [str(p) for p in ingested.problems] if ingested else []
+    rejected = [Rejected.of(p) for p in ingested.problems] if ingested else []
+    pending: dict[str, str] = {}
     if ingested is not None:  # tasks submitted but not scored yet are listed without a verdict
         known = {item.instance_id for item in items}
-        items += [TaskReport(t.instance_id, None, None) for t in ingested.tasks
-                  if t.instance_id not in known]  # fmt: skip
-    written = report.write_report(
-        out, items, missing_stages=[m.name for m in missing], problems=problems
+        pending = {t.instance_id: "not scored in the results store (yet)"
+                   for t in ingested.tasks if t.instance_id not in known}  # fmt: skip
+        items += [TaskReport(instance, None, None) for instance in pending]
+    # The rows are copied as read from the task files: the store keeps the tasks, not rows.
+    top, written = report.write_audit(
+        out,
+        items,
+        ingested.sources if ingested is not None else None,
+        missing_stages=[m.name for m in missing],
+        rejected=rejected,
+        unaudited=pending,
+        attacker=services.attacker_text(),
     )
-    print_summary(items)
-    console.print(f"Report: {written} and {written.with_suffix('.html')} (from {path})")
-    if ingested is not None:
-        # The rows are copied as read from the task files: the store keeps the tasks, not rows.
-        found = dataset.write_dataset(out, items, ingested.sources)
-        console.print(dataset.summary_line(found))
+    err.print(f"read from {path}", highlight=False)
+    finish(out, items, top, written, as_json=as_json, allow_partial=allow_partial)

@@ -79,7 +79,9 @@ class LabelledAudit:
         """The audit's report, when `--out` asks for one."""
         if self.out is not None:
             items = pipeline.task_reports(tracker, tasks)
-            report.write_report(self.out, items, missing_stages=[], problems=[])
+            report.write_audit(
+                self.out, items, None, missing_stages=[], attacker=services.attacker_text()
+            )
 
 
 # What a command's `LabelledAudit` parameter defaults to; `expands` replaces it by the options.

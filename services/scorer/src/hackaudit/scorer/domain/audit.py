@@ -240,13 +240,14 @@ def score_attack(
     parts = components(state, attack, judged.f1 if judged is not None else None)
     found = discrimination(state.gold or (), state.empty, attack.reference)
     score = eqs(parts, policy)
-    exploits = tuple(
+    attacked = tuple(
         o.candidate.candidate_id
         for o in attack.outcomes
         if o.verdict is CandidateVerdict.EXPLOIT and not o.tampering
     )
     # Reference mutants the tests accept although confirmed incorrect are exploits too.
-    exploits += tuple(c for c in found.accepted_incorrect if c not in exploits)
+    pooled = tuple(c for c in found.accepted_incorrect if c not in attacked)
+    exploits = attacked + pooled
     harness = tuple(
         o.candidate.candidate_id
         for o in attack.outcomes
@@ -269,7 +270,13 @@ def score_attack(
     d_source = (pass_at_1.source or "task file") if pass_at_1 is not None else ""
     notes = [
         f"components used: {used}",
-        f"{len(attack.outcomes)} candidates, {len(exploits)} confirmed exploits{harness_note}",
+        f"{len(attack.outcomes)} candidates, {len(attacked)} confirmed exploits{harness_note}"
+        + (
+            f"; {len(pooled)} reference mutant(s) the tests accept although incorrect (exploits "
+            "too, not counted in H)"
+            if pooled
+            else ""
+        ),
         describe(found, attack.reference),
         agreement.describe(judged),
     ]
