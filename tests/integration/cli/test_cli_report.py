@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from hackaudit.cli import services
+from hackaudit.cli.commands.audit import IN_PROGRESS, PARTIAL_EXIT
 from hackaudit.cli.report import write_report
 from hackaudit.cli.report_store import latest_per_task
 from hackaudit.scorer.adapters.store import DuckDBAuditStore
@@ -22,6 +23,15 @@ from tests.integration.cli.test_cli_services import HACKAUDIT, cli
 from tests.reportdata import sample_states
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+STAMP = re.compile(rb"\d{4}-\d\d-\d\d \d\d:\d\d UTC")  # when the report was written
+
+
+def _unstamped(folder: Path) -> None:
+    """The report's date taken out, so two writes a minute apart compare equal."""
+    for path in folder.rglob("report.*"):
+        path.write_bytes(STAMP.sub(b"<date>", path.read_bytes()))
 
 
 def _same_tree(left: Path, right: Path) -> list[str]:
@@ -78,10 +88,14 @@ def test_report_and_status_read_the_store_while_the_scorer_runs(tmp_path: Path) 
 
     # what `audit` writes for the same results (its report goes through write_report too)
     _, missing = services.available()
+    items = latest_per_task(sample_states())
     write_report(
-        tmp_path / "direct", latest_per_task(sample_states()),
-        missing_stages=[m.name for m in missing],
+        tmp_path / "direct", items, missing_stages=[m.name for m in missing],
+        unaudited={i.instance_id: IN_PROGRESS for i in items if i.scored is None},
+        attacker=services.attacker_text(),
     )  # fmt: skip
+    _unstamped(tmp_path / "from-store")
+    _unstamped(tmp_path / "direct")
     assert _same_tree(tmp_path / "from-store", tmp_path / "direct") == []
     for name in ("report.json", "report.md", "report.html", "verdicts.jsonl"):
         assert (tmp_path / "from-store" / name).stat().st_size > 0, name
@@ -129,3 +143,21 @@ def test_report_with_the_task_files_writes_the_hardened_dataset(tmp_path: Path) 
         assert got == expected, verdict
     errors = {json.loads(line)["instance_id"] for line in written["error.jsonl"]}
     assert "calc__calc-99" in errors  # no verdict yet: listed with why, never lost
+
+    # a row the task files cannot give is rejected, kept in rejected.jsonl, and fails the run...
+    with task_file.open("a") as fh:
+        fh.write("{not json\n")
+    again = cli(env, "report", "--out", str(tmp_path / "out"), "--tasks", str(task_file))
+    assert again.returncode == PARTIAL_EXIT, again.stderr
+    assert "1 input row(s) rejected" in again.stderr
+    (rejected,) = (tmp_path / "out" / "dataset" / "rejected.jsonl").read_text().splitlines()
+    assert json.loads(rejected)["line"] == len(rows) + 1
+    # ...unless the run allows it; --json prints the summary the report's files hold
+    allowed = cli(
+        env, "report", "--out", str(tmp_path / "out"), "--tasks", str(task_file),
+        "--allow-partial", "--json",
+    )  # fmt: skip
+    assert allowed.returncode == 0, allowed.stderr
+    summary = json.loads(allowed.stdout)
+    assert summary == json.loads((tmp_path / "out" / "report.json").read_text())["summary"]
+    assert summary["headline"]["rejected"] == 1 and summary["headline"]["rows"] == len(rows) + 1

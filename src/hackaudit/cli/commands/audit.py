@@ -34,6 +34,8 @@ from hackaudit.cli.report_summary import Headline, Rejected, verdict_as_audited
 from hackaudit.shared.errors import HackauditError
 from hackaudit.shared.settings import BusSettings
 
+IN_PROGRESS = "not scored in the results store (yet): its audit is running or was stopped"
+NOT_IN_STORE = "not in the results store: submitted but not seen by the scorer (yet)"
 PARTIAL_EXIT = 3  # some rows rejected or some tasks not audited: the figures cover fewer rows
 AllowPartial = Annotated[
     bool,
@@ -121,10 +123,11 @@ def finish(
     *,
     as_json: bool,
     allow_partial: bool,
+    strict: bool = True,
 ) -> None:
     """The summary on stdout (a table, or report.json's summary with `--json`), where the
     report is, and the exit code: `PARTIAL_EXIT` when rows were rejected or tasks could not be
-    audited, unless the run allows it."""
+    audited (`strict`), unless the run allows it."""
     if as_json:
         summary = json.loads((out / "report.json").read_text())["summary"]
         typer.echo(json.dumps(summary, indent=2))
@@ -135,14 +138,18 @@ def finish(
         console.print(f"Report: {out / 'report.md'} and {out / 'report.html'}", highlight=False)
         if written is not None:
             console.print(escape(dataset.summary_line(written)), highlight=False)
-    if top.partial:
+    if not top.partial:
+        return
+    err.print(
+        f"[yellow]partial[/]: {top.rejected} input row(s) rejected (dataset/rejected.jsonl), "
+        f"{top.errors} task(s) without a verdict (ERROR)",
+        highlight=False,
+    )
+    if strict and not allow_partial:
         err.print(
-            f"[yellow]partial[/]: {top.rejected} input row(s) rejected "
-            f"(dataset/rejected.jsonl), {top.errors} task(s) not audited (ERROR)"
-            + ("" if allow_partial else f"; exit {PARTIAL_EXIT} (--allow-partial: exit 0)")
+            f"exit {PARTIAL_EXIT}: the figures cover fewer rows than given (--allow-partial: 0)"
         )
-        if not allow_partial:
-            raise typer.Exit(PARTIAL_EXIT)
+        raise typer.Exit(PARTIAL_EXIT)
 
 
 def print_summary(items: list[TaskReport]) -> None:
@@ -196,12 +203,15 @@ def report_from_store(
     _, missing = services.available()
     ingested = ingest(tasks) if tasks else None
     rejected = [Rejected.of(p) for p in ingested.problems] if ingested else []
-    pending: dict[str, str] = {}
-    if ingested is not None:  # tasks submitted but not scored yet are listed without a verdict
+    # Audits in the store that have no verdict yet (running, or stopped), and tasks submitted
+    # but never seen by the scorer: listed without a verdict, as ERROR, with why.
+    pending = {i.instance_id: IN_PROGRESS for i in items if i.scored is None}
+    if ingested is not None:
         known = {item.instance_id for item in items}
-        pending = {t.instance_id: "not scored in the results store (yet)"
-                   for t in ingested.tasks if t.instance_id not in known}  # fmt: skip
-        items += [TaskReport(instance, None, None) for instance in pending]
+        pending |= {t.instance_id: NOT_IN_STORE
+                    for t in ingested.tasks if t.instance_id not in known}  # fmt: skip
+        items += [TaskReport(t.instance_id, None, None) for t in ingested.tasks
+                  if t.instance_id not in known]  # fmt: skip
     # The rows are copied as read from the task files: the store keeps the tasks, not rows.
     top, written = report.write_audit(
         out,
@@ -213,4 +223,8 @@ def report_from_store(
         attacker=services.attacker_text(),
     )
     err.print(f"read from {path}", highlight=False)
-    finish(out, items, top, written, as_json=as_json, allow_partial=allow_partial)
+    # A live store has audits in progress: only rows its task files could not give fail the run.
+    finish(
+        out, items, top, written, as_json=as_json, allow_partial=allow_partial,
+        strict=bool(rejected),
+    )  # fmt: skip
