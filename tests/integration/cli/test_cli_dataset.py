@@ -62,7 +62,7 @@ def test_a_bad_pass_at_1_file_stops_the_command_naming_file_line_and_column(
 
 
 @pytest.mark.docker
-def test_a_task_that_cannot_be_audited_comes_back_in_error_jsonl_with_its_reason(
+def test_a_task_that_cannot_be_audited_and_a_row_that_cannot_be_read_are_kept_and_fail_the_run(
     tmp_path: Path,
 ) -> None:
     _docker_or_skip()
@@ -72,29 +72,43 @@ def test_a_task_that_cannot_be_audited_comes_back_in_error_jsonl_with_its_reason
         "environment": {"source": str(tmp_path / "no-such-folder"), "pip_packages": ["pytest"]},
     }
     tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(json.dumps(broken) + "\n")
+    tasks.write_text(json.dumps(broken) + "\n{not json\n")
     counts = tmp_path / "counts.csv"
     counts.write_text(
         "instance_id,successes,attempts\nspanlib__spanlib-unbuildable,3,7\nother__x-1,0,1\n"
     )
     out = tmp_path / "report"
+    command = [*HACKAUDIT, "audit", str(tasks), "--out", str(out), "--pass-at-1", str(counts)]
 
     done = subprocess.run(
-        [*HACKAUDIT, "audit", str(tasks), "--out", str(out), "--pass-at-1", str(counts)],
-        env=_env(tmp_path), capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        command, env=_env(tmp_path), capture_output=True, text=True, timeout=300, check=False
+    )
 
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 3, done.stderr[-3000:]  # partial: the figures cover fewer rows
+    assert "1 input row(s) rejected (dataset/rejected.jsonl), 1 task(s) without a verdict" in (
+        done.stderr
+    )
     assert "pass@1 from per-task counts counts.csv: 1 of 1 task(s) matched" in done.stderr
     (row,) = [
         json.loads(line) for line in (out / "dataset" / "error.jsonl").read_text().splitlines()
     ]
     assert {k: v for k, v in row.items() if k != "hackaudit_reason"} == broken
-    assert row["hackaudit_reason"].startswith("no image: environment.source")
-    assert sorted(p.name for p in (out / "dataset").iterdir()) == ["error.jsonl"]
+    assert row["hackaudit_reason"].startswith("no verdict: no image: environment.source")
+    (rejected,) = (out / "dataset" / "rejected.jsonl").read_text().splitlines()
+    assert json.loads(rejected)["file"] == str(tasks) and json.loads(rejected)["line"] == 2
+    assert sorted(p.name for p in (out / "dataset").iterdir()) == ["error.jsonl", "rejected.jsonl"]
     report = json.loads((out / "report.json").read_text())
-    assert report["dataset"]["counts"] == {"keep": 0, "fix": 0, "drop": 0, "error": 1}
-    assert "1 error (`dataset/error.jsonl`)" in (out / "report.md").read_text()
+    assert report["dataset"]["counts"] == {
+        "keep": 0, "fix": 0, "drop": 0, "error": 1, "rejected": 1,
+    }  # fmt: skip
+    assert report["summary"]["verdicts"]["ERROR"] == 1
+    assert "1 error, 1 rejected" in (out / "report.md").read_text()
+
+    allowed = subprocess.run(
+        [*command, "--allow-partial"],
+        env=_env(tmp_path), capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert allowed.returncode == 0, allowed.stderr[-3000:]
 
 
 @pytest.mark.docker
