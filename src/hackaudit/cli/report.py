@@ -23,6 +23,7 @@ from hackaudit.cli.report_model import (
     evidence_path,
     not_verified,
     pool_cost_text,
+    pool_exploits,
     rejected_correct,
     repair_coverage,
     unverified_details,
@@ -163,7 +164,12 @@ def write_report(
             fh.write(json.dumps(line) + "\n")
     (out / "report.md").write_text(_markdown(rows, tasks, missing_stages, top, rejected))
     (out / "report.html").write_text(
-        render_html(tasks, missing_stages=missing_stages, problems=[r.text() for r in rejected]),
+        render_html(
+            tasks,
+            missing_stages=missing_stages,
+            problems=[r.text() for r in rejected],
+            top=top,
+        ),
         encoding="utf-8",
     )
     return top
@@ -311,20 +317,10 @@ def _candidate_counts(attack: AttackCompleted) -> dict[str, int]:
 def _write_pool_exploits(
     out: Path, attack: AttackCompleted, scored: TaskScored | None
 ) -> list[dict[str, str]]:
-    """The reference pool's incorrect variants that the tests accept although confirmed
-    incorrect: exploits of the verdict like the attack's, listed with their evidence."""
-    if scored is None or attack.reference is None:
-        return []
-    listed = {  # the attack's own exploits, listed apart
-        o.candidate.candidate_id
-        for o in attack.outcomes
-        if o.verdict is CandidateVerdict.EXPLOIT and not o.tampering
-    }
+    """The reference pool's exploits of the verdict, listed with their evidence."""
     found = []
-    for outcome in attack.reference.outcomes:
+    for outcome in pool_exploits(attack, scored):
         candidate = outcome.candidate
-        if candidate.candidate_id not in scored.exploits or candidate.candidate_id in listed:
-            continue
         relative = evidence_path("exploits", candidate)
         (out / relative).parent.mkdir(parents=True, exist_ok=True)
         (out / relative).write_text(candidate.diff or json.dumps(candidate.files, indent=2))

@@ -11,7 +11,6 @@ SVG, no script)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -19,13 +18,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from hackaudit.cli.report_figures import (
-    VERDICT_COLOURS,
-    Point,
-    histogram_svg,
-    scatter_svg,
-    wilson_interval,
-)
+from hackaudit.cli.report_figures import VERDICT_COLOURS, Point, histogram_svg, scatter_svg
 from hackaudit.cli.report_model import (
     TaskReport,
     caveats,
@@ -33,10 +26,12 @@ from hackaudit.cli.report_model import (
     evidence_path,
     not_verified,
     pool_cost_text,
+    pool_exploits,
     rejected_correct,
     repair_coverage,
     unverified_details,
 )
+from hackaudit.cli.report_summary import Headline, final_verdict, headline, verdict_as_audited
 from hackaudit.shared.contracts import (
     AttackCompleted,
     Candidate,
@@ -48,11 +43,20 @@ VERDICTS = ("KEEP", "FIX", "DROP", "ERROR")
 DIFF_LINES_SHOWN = 400
 
 
-def render_html(tasks: list[TaskReport], *, missing_stages: list[str], problems: list[str]) -> str:
-    """The whole page for these tasks (in the order given)."""
+def render_html(
+    tasks: list[TaskReport],
+    *,
+    missing_stages: list[str],
+    problems: list[str],
+    top: Headline | None = None,
+) -> str:
+    """The whole page for these tasks (in the order given), opening with `top`, the headline
+    every file of the report shares (made from the tasks alone when not given)."""
+    if top is None:
+        top = headline(tasks, [], attacker="not recorded", date="not recorded")
     page = _templates().get_template("report.html.j2")
     return page.render(
-        tasks=tasks, missing_stages=missing_stages, problems=problems, **dataset(tasks)
+        tasks=tasks, missing_stages=missing_stages, problems=problems, top=top, **dataset(tasks)
     )
 
 
@@ -71,9 +75,9 @@ def _templates() -> Environment:
     templates.globals |= {"VERDICTS": VERDICTS, "VERDICT_COLOURS": VERDICT_COLOURS}
     templates.globals |= {
         f.__name__: f
-        for f in (verdict_of, caveats, not_verified, unverified_details, repair_coverage,
-                  coverage_text, pool_cost_text, evidence_path, components, evidence_sections,
-                  targeted_section, diff_lines, attack_facts)
+        for f in (verdict_of, verdict_as_audited, caveats, not_verified, unverified_details,
+                  repair_coverage, coverage_text, pool_cost_text, evidence_path, components,
+                  evidence_sections, targeted_section, diff_lines, attack_facts)
     }  # fmt: skip
     return templates
 
@@ -82,14 +86,14 @@ def number(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
-def verdict_of(item: TaskReport) -> str | None:
-    return item.scored.verdict.value if item.scored is not None else None
+def verdict_of(item: TaskReport) -> str:
+    """The task's verdict as every file of the report gives it (ERROR without one)."""
+    return final_verdict(item)
 
 
 def dataset(tasks: list[TaskReport]) -> dict[str, Any]:
-    """The dataset at a glance: the hackable share, the verdict counts (None: no verdict yet),
-    the KEEPs with caveats, and the two figures with the tasks each shows."""
-    flags = [t.scored.hackable for t in tasks if t.scored and t.scored.hackable is not None]
+    """The dataset at a glance beside the headline: the KEEPs with caveats, and the two
+    figures with the tasks each shows."""
     eqs = [t.scored.eqs for t in tasks if t.scored and t.scored.eqs is not None]
     points = [
         Point(t.instance_id, t.scored.components["H"], t.scored.components["V"], verdict_of(t))
@@ -97,10 +101,6 @@ def dataset(tasks: list[TaskReport]) -> dict[str, Any]:
         if t.scored and "H" in t.scored.components and "V" in t.scored.components
     ]
     return {
-        "hackable": sum(flags),
-        "judged": len(flags),
-        "interval": wilson_interval(sum(flags), len(flags)),
-        "counts": Counter(verdict_of(t) for t in tasks),
         "unverified": sum(1 for t in tasks if caveats(t.scored)),
         "eqs": eqs,
         "points": points,
@@ -205,16 +205,22 @@ def _outcomes(attack: AttackCompleted, verdict: CandidateVerdict, tampering: boo
     ]
 
 
-def evidence_sections(attack: AttackCompleted) -> list[Section]:
-    """The candidate sections of an attack that have any: exploits, over-strict evidence
-    (correct variants the tests reject), harness exploits, unconfirmed candidates."""
+def evidence_sections(attack: AttackCompleted, scored: TaskScored | None) -> list[Section]:
+    """The candidate sections of an attack that have any: exploits (the attack's and the
+    reference pool's), over-strict evidence (correct variants the tests reject), harness
+    exploits, unconfirmed candidates."""
     exploit, unconfirmed = CandidateVerdict.EXPLOIT, CandidateVerdict.UNCONFIRMED
     over_strict = [
         Shown(o.kind or o.candidate.provenance.strategy, o.candidate, o.evidence)
         for o in rejected_correct(attack)
     ]
+    pooled = [
+        Shown(f"reference pool: {o.kind}" if o.kind else "reference pool", o.candidate, o.evidence)
+        for o in pool_exploits(attack, scored)
+    ]
     sections = [
-        Section("exploits", "Exploits", "exploits", _outcomes(attack, exploit, False), True),
+        Section("exploits", "Exploits", "exploits",
+                _outcomes(attack, exploit, False) + pooled, True),
         Section("over-strict", "Over-strict: correct variants the tests reject", "over_strict",
                 over_strict, True),
         Section("harness", "Harness exploits", "exploits", _outcomes(attack, exploit, True)),

@@ -12,6 +12,7 @@ from hackaudit.shared.contracts import (
     AttackCompleted,
     BudgetUse,
     Candidate,
+    CandidateVerdict,
     GoldCoverage,
     ReferenceOutcome,
     ReferenceRole,
@@ -47,6 +48,24 @@ def rejected_correct(attack: AttackCompleted) -> list[ReferenceOutcome]:
     pool = attack.reference.outcomes if attack.reference else ()
     return [
         o for o in pool if o.role is ReferenceRole.CORRECT and o.status is ReferenceStatus.REJECTED
+    ]
+
+
+def pool_exploits(attack: AttackCompleted, scored: TaskScored | None) -> list[ReferenceOutcome]:
+    """The reference pool's incorrect variants the tests accept although confirmed incorrect:
+    exploits of the verdict like the attack's (the scorer counts them), apart from those the
+    attack itself confirmed (listed with the attack's)."""
+    if scored is None or attack.reference is None:
+        return []
+    own = {
+        o.candidate.candidate_id
+        for o in attack.outcomes
+        if o.verdict is CandidateVerdict.EXPLOIT and not o.tampering
+    }
+    return [
+        o
+        for o in attack.reference.outcomes
+        if o.candidate.candidate_id in scored.exploits and o.candidate.candidate_id not in own
     ]
 
 

@@ -10,7 +10,6 @@ a task with a verdict, a task that could not be audited (ERROR), or a row that c
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -22,7 +21,6 @@ from hackaudit.shared.ingest.report import IngestProblem
 
 VERDICTS = tuple(v.value for v in Verdict)  # KEEP, FIX, DROP, ERROR
 NOT_FINISHED = "the audit did not finish"
-_LOCATION = re.compile(r"^(?P<file>.*):(?P<unit>line|row) (?P<number>\d+)$")
 
 
 def hackaudit_version() -> str:
@@ -44,10 +42,10 @@ class Rejected:
 
     @classmethod
     def of(cls, problem: IngestProblem) -> Rejected:
-        found = _LOCATION.match(problem.source)
+        number = (problem.position or "").rpartition(" ")[2]
         return cls(
-            file=found["file"] if found else problem.source,
-            line=int(found["number"]) if found else None,
+            file=problem.file or problem.source,
+            line=int(number) if number.isdigit() else None,
             instance_id=problem.instance_id,
             field=problem.field,
             reason=problem.message,

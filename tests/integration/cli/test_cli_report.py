@@ -147,14 +147,14 @@ def test_report_with_the_task_files_writes_the_hardened_dataset(tmp_path: Path) 
     # a row the task files cannot give is rejected, kept in rejected.jsonl, and fails the run...
     with task_file.open("a") as fh:
         fh.write("{not json\n")
-    again = cli(env, "report", "--out", str(tmp_path / "out"), "--tasks", str(task_file))
+    again = cli(env, "report", "--out", str(tmp_path / "out"), str(task_file))
     assert again.returncode == PARTIAL_EXIT, again.stderr
     assert "1 input row(s) rejected" in again.stderr
     (rejected,) = (tmp_path / "out" / "dataset" / "rejected.jsonl").read_text().splitlines()
     assert json.loads(rejected)["line"] == len(rows) + 1
     # ...unless the run allows it; --json prints the summary the report's files hold
     allowed = cli(
-        env, "report", "--out", str(tmp_path / "out"), "--tasks", str(task_file),
+        env, "report", "--out", str(tmp_path / "out"), str(task_file),
         "--allow-partial", "--json",
     )  # fmt: skip
     assert allowed.returncode == 0, allowed.stderr

@@ -31,8 +31,6 @@ class Case:
     said: str  # in the one line on stderr
     files: dict[str, str] = field(default_factory=dict)  # written in the current folder first
     env: Callable[[Path], dict[str, str]] = lambda _: {}
-    # `skipped: ...` lines said before the error, one per row or file left out (task files)
-    skipped: int = 0
 
 
 CASES = {
@@ -40,10 +38,20 @@ CASES = {
     "--rounds 0": Case(["submit", str(TASKS), "--rounds", "0"], 2, "'--rounds' / '-r'"),
     "--log-level NOPE": Case(["--log-level", "NOPE", "status"], 2, "'--log-level'"),
     "unknown option": Case(["status", "--bogus"], 2, "No such option: --bogus"),
-    "missing task file": Case(["audit", "no-such.jsonl"], 2, "no valid task", skipped=1),
+    "missing task file": Case(
+        ["audit", "no-such.jsonl"], 2, "no valid task in the input: no-such.jsonl: no such file"
+    ),
     "no valid task": Case(
-        ["submit", "bad.jsonl"], 2, "no valid task", {"bad.jsonl": '{"instance_id": "x"}\n'},
-        skipped=5,
+        ["submit", "bad.jsonl"], 2, "no valid task in the input: bad.jsonl:line 1 [x]",
+        {"bad.jsonl": '{"instance_id": "x"}\n'},
+    ),
+    "--out a file": Case(
+        ["audit", str(TASKS), "--out", "notes.txt"], 2, "--out notes.txt: not a folder",
+        {"notes.txt": "mine"},
+    ),
+    "--out a folder that is not a report": Case(
+        ["report", "--out", "."], 2, "holds files but no hackaudit report",
+        {"notes.txt": "mine"},
     ),
     "bad hackaudit.toml": Case(
         ["status"], 2, "hackaudit.toml: [bus] nats_ur: no such setting",
@@ -79,8 +87,6 @@ def test_a_bad_input_is_one_line_and_its_exit_code(case: Case, tmp_path: Path) -
     )  # fmt: skip
     said = [line for line in done.stderr.splitlines() if line.strip()]
     assert "Traceback" not in done.stderr + done.stdout
-    skipped = [line for line in said if line.startswith("skipped: ")]
-    lines = [line for line in said if not line.startswith("skipped: ")]
-    assert len(skipped) == case.skipped and len(lines) == 1, done.stderr
-    assert case.said in lines[0], lines[0]
+    assert len(said) == 1, done.stderr
+    assert case.said in said[0], said[0]
     assert done.returncode == case.code, done.stderr

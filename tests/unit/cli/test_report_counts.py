@@ -141,6 +141,18 @@ def test_every_file_agrees_on_every_count(audit: tuple[Path, list[TaskReport]]) 
     assert Counter(v for _, _, v in table) == expected_first
     assert "## Rejected input rows" in markdown and "tasks.jsonl:3" in markdown
 
+    page = (out / "report.html").read_text()
+    cards = dict(re.findall(r'data-verdict="(\w+)">.*?<div class="big">(\d+)</div>', page))
+    assert cards == {**{k: str(n) for k, n in expected_after.items()}, "rejected": "2"}
+    lead = re.search(r'<p class="lead"><b>Hackable as audited:</b> (.*?)</p>', page)
+    assert lead and lead.group(1).startswith("60% (3 of 5 tasks assessed")
+    body = page.split('<table class="verdict-table">', 1)[1].split("</tbody>", 1)[0]
+    row = r'<span class="verdict"[^>]*>(\w+)</span>.*?<td class="as-audited">(\w+)<'
+    rows = re.findall(row, body, re.S)
+    assert Counter(v for v, _ in rows) == expected_after
+    assert Counter(v for _, v in rows) == expected_first
+    assert 'id="rejected"' in page and "tasks.jsonl:3" in page
+
 
 def test_a_pool_exploit_is_listed_with_its_evidence(tmp_path: Path) -> None:
     # calc-2's FIX comes from the attack; its exploits are listed in md and json with the diff

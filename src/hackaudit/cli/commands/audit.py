@@ -20,6 +20,7 @@ from hackaudit.cli.commands.options import (
     Candidates,
     GiveUpAfter,
     GoldRepeats,
+    InstanceIds,
     PassAtOneFile,
     ReportFolder,
     ReposDir,
@@ -63,13 +64,14 @@ def audit(
     pass_at_1: PassAtOneFile = None,
     allow_partial: AllowPartial = False,
     as_json: SummaryJson = False,
+    instance_ids: InstanceIds = None,
 ) -> None:
     """Audit task files end to end: every service in this process tree, until every task has a
     verdict; then a summary, the report, and every input row by verdict in `<out>/dataset/`
     (rows that could not be read in `dataset/rejected.jsonl`)."""
     check_out(out)
     use_repos(repos)
-    ingested = ingest(tasks, pass_at_1)
+    ingested = ingest(tasks, pass_at_1, instance_ids)
     settings = BusSettings()
     builders, missing = services.available()
     if missing:

@@ -49,11 +49,12 @@ def ingest(
         raise fail(ValueError(message), 2)
     if result.pass_at_1_note:
         err.print(escape(result.pass_at_1_note))
-    for problem in result.problems:
-        err.print(f"[yellow]skipped[/]: {escape(str(problem))}")
     if not result.tasks:
-        err.print("[red]no valid task in the input[/]")
-        raise typer.Exit(2)
+        first = f": {result.problems[0]}" if result.problems else ""
+        more = f" (and {len(result.problems) - 1} more)" if len(result.problems) > 1 else ""
+        raise fail(ValueError(f"no valid task in the input{first}{more}"), 2)
+    for problem in result.problems:
+        err.print(f"[yellow]rejected[/]: {escape(str(problem))}", highlight=False)
     return result
 
 
