@@ -19,7 +19,7 @@ from hackaudit.shared.contracts import AuditOptions, Task, TaskIngested
 from hackaudit.shared.service import running
 from hackaudit.shared.settings import BusSettings
 
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # a progress line stays one line in a log
 
 
 async def run_audit(

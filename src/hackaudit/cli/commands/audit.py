@@ -136,10 +136,11 @@ def finish(
     else:
         print_summary(items)
         for line in top.lines():
-            console.print(escape(line), highlight=False)
-        console.print(f"Report: {out / 'report.md'} and {out / 'report.html'}", highlight=False)
+            console.print(escape(line), highlight=False, soft_wrap=True)
+        where = f"Report: {out / 'report.md'} and {out / 'report.html'}"
+        console.print(where, highlight=False, soft_wrap=True)
         if written is not None:
-            console.print(escape(dataset.summary_line(written)), highlight=False)
+            console.print(escape(dataset.summary_line(written)), highlight=False, soft_wrap=True)
     if not top.partial:
         return
     err.print(
