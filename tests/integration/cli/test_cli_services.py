@@ -59,10 +59,15 @@ def test_up_submit_status_and_dead_letters(tmp_path: Path) -> None:
             time.sleep(0.1)
         time.sleep(1.0)
 
+        # the valid task is published; the rejected row is said and fails the command (3)...
         submitted = cli(env, "submit", str(tasks))
-        assert submitted.returncode == 0, submitted.stderr
+        assert submitted.returncode == 3, submitted.stderr
         assert "Submitted 1 task(s)" in submitted.stdout
         assert "demo__demo-2" in submitted.stderr and "FAIL_TO_PASS" in submitted.stderr
+        assert "1 input row(s) rejected, not submitted" in submitted.stderr
+        # ...unless the run allows it
+        allowed = cli(env, "submit", str(tasks), "--allow-partial")
+        assert allowed.returncode == 0, allowed.stderr
 
         poison = cli(env, "submit", str(tmp_path / "missing.jsonl"))
         assert poison.returncode == 2  # no valid task: nothing published

@@ -14,8 +14,10 @@ from rich.table import Table
 from hackaudit.cli import dataset, pipeline, report, report_folder, services, stops
 from hackaudit.cli.commands.options import (
     CANDIDATES_PER_ROUND,
+    PARTIAL_EXIT,
     ROUNDS,
     TIMEOUT_S,
+    AllowPartial,
     BudgetSeconds,
     Candidates,
     GiveUpAfter,
@@ -37,14 +39,6 @@ from hackaudit.shared.settings import BusSettings
 
 IN_PROGRESS = "not scored in the results store (yet): its audit is running or was stopped"
 NOT_IN_STORE = "not in the results store: submitted but not seen by the scorer (yet)"
-PARTIAL_EXIT = 3  # some rows rejected or some tasks not audited: the figures cover fewer rows
-AllowPartial = Annotated[
-    bool,
-    typer.Option(
-        help="Exit 0 even when input rows were rejected or tasks could not be audited (ERROR); "
-        f"without it such a run exits {PARTIAL_EXIT} after writing its report."
-    ),
-]
 SummaryJson = Annotated[
     bool,
     typer.Option("--json", help="Print the summary (report.json's) as JSON instead of a table."),

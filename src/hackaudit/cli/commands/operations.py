@@ -15,9 +15,12 @@ from rich.table import Table
 from hackaudit.cli import runtime, services, stops
 from hackaudit.cli.commands.options import (
     CANDIDATES_PER_ROUND,
+    PARTIAL_EXIT,
     ROUNDS,
+    AllowPartial,
     BudgetSeconds,
     Candidates,
+    InstanceIds,
     PassAtOneFile,
     Rounds,
     StopWhenHackable,
@@ -91,9 +94,11 @@ def submit(
             "re-audit the hardened tasks; the FIX verdict is issued either way."
         ),
     ] = True,
+    instance_ids: InstanceIds = None,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Publish tasks into a running system (`hackaudit up`, or NATS_URL)."""
-    ingested = ingest(tasks, pass_at_1)
+    ingested = ingest(tasks, pass_at_1, instance_ids)
     settings = BusSettings()
     options = audit_options(
         candidates, rounds, budget_seconds, stop_when_hackable, judge=judge, repair=repair
@@ -113,6 +118,12 @@ def submit(
     except HackauditError as exc:
         raise fail(exc) from exc
     console.print(f"Submitted {len(ingested.tasks)} task(s).")
+    if ingested.problems and not allow_partial:
+        err.print(
+            f"exit {PARTIAL_EXIT}: {len(ingested.problems)} input row(s) rejected, not submitted "
+            "(--allow-partial: 0)"
+        )
+        raise typer.Exit(PARTIAL_EXIT)
 
 
 def status(

@@ -100,6 +100,14 @@ PassAtOneFile = Annotated[
         "0/1 CSV matrix of submissions x tasks; replaces the task files' own figures.",
     ),
 ]
+PARTIAL_EXIT = 3  # some rows rejected or some tasks not audited: the figures cover fewer rows
+AllowPartial = Annotated[
+    bool,
+    typer.Option(
+        help="Exit 0 even when input rows were rejected or tasks could not be audited (ERROR); "
+        f"without it such a run exits {PARTIAL_EXIT} once its work is done."
+    ),
+]
 GiveUpAfter = Annotated[float, typer.Option(help="Give up after this many seconds.", min=1)]
 # `--out` is a folder wherever it is taken; a command that writes one file takes `--output`/`-o`.
 ReportFolder = Annotated[
