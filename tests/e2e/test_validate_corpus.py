@@ -5,7 +5,7 @@ By default it runs on one task per verdict the command gives (valid under each r
 flaky, empty-passes); that every task of the corpus holds its label is checked on the host by
 `tests/unit/examples/test_corpus.py::test_check_task`. The whole corpus runs with
 `HACKAUDIT_E2E_WHOLE_CORPUS=1`, or by hand as
-`hackaudit tasks validate examples/tasks --repeats 10`.
+`hackaudit tasks validate examples/tasks --gold-repeats 10`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def test_validate_flags_exactly_the_broken_and_flaky_tasks(
     picked = set(labels) if WHOLE_CORPUS else set(SUBSET)
     tasks = "examples/tasks" if WHOLE_CORPUS else str(picked_tasks(tmp_path, picked))
     # 10 gold runs: a test failing half the time passes all ten with probability 1/1024
-    done = hackaudit(tmp_path, "tasks", "validate", tasks, "--repeats", "10")
+    done = hackaudit(tmp_path, "tasks", "validate", tasks, "--gold-repeats", "10")
     assert done.returncode == 3, done.stderr  # some tasks fail validation
     rows = {
         line.split("│")[1].strip(): line.split("│")[2].strip()

@@ -38,6 +38,7 @@ from hackaudit.cli.report_summary import (
 )
 from hackaudit.shared.contracts import (
     AttackCompleted,
+    Candidate,
     CandidateOutcome,
     CandidateVerdict,
     ProposedTest,
@@ -276,22 +277,24 @@ def _reference_counts(attack: AttackCompleted) -> dict[str, object]:
     }
 
 
+def _write_diff(out: Path, folder: str, candidate: Candidate) -> str:
+    """The candidate's diff (or files) written under `out/folder/`; its path relative to `out`."""
+    relative = evidence_path(folder, candidate)
+    (out / relative).parent.mkdir(parents=True, exist_ok=True)
+    (out / relative).write_text(candidate.diff or json.dumps(candidate.files, indent=2))
+    return relative
+
+
 def _write_over_strict(out: Path, attack: AttackCompleted) -> list[dict[str, str]]:
-    found = []
-    for outcome in rejected_correct(attack):
-        candidate = outcome.candidate
-        relative = evidence_path("over_strict", candidate)
-        (out / relative).parent.mkdir(parents=True, exist_ok=True)
-        (out / relative).write_text(candidate.diff or json.dumps(candidate.files, indent=2))
-        found.append(
-            {
-                "candidate": candidate.candidate_id,
-                "kind": outcome.kind,
-                "diff": relative,
-                "evidence": outcome.evidence,
-            }
-        )
-    return found
+    return [
+        {
+            "candidate": o.candidate.candidate_id,
+            "kind": o.kind,
+            "diff": _write_diff(out, "over_strict", o.candidate),
+            "evidence": o.evidence,
+        }
+        for o in rejected_correct(attack)
+    ]
 
 
 def _write_evidence(out: Path, attack: AttackCompleted, *, tampering: bool) -> list[dict[str, str]]:
@@ -318,22 +321,16 @@ def _write_pool_exploits(
     out: Path, attack: AttackCompleted, scored: TaskScored | None
 ) -> list[dict[str, str]]:
     """The reference pool's exploits of the verdict, listed with their evidence."""
-    found = []
-    for outcome in pool_exploits(attack, scored):
-        candidate = outcome.candidate
-        relative = evidence_path("exploits", candidate)
-        (out / relative).parent.mkdir(parents=True, exist_ok=True)
-        (out / relative).write_text(candidate.diff or json.dumps(candidate.files, indent=2))
-        found.append(
-            {
-                "candidate": candidate.candidate_id,
-                "strategy": f"reference pool: {outcome.kind}" if outcome.kind else "reference pool",
-                "diff": relative,
-                "evidence": outcome.evidence,
-                "advice": "",
-            }
-        )
-    return found
+    return [
+        {
+            "candidate": o.candidate.candidate_id,
+            "strategy": f"reference pool: {o.kind}" if o.kind else "reference pool",
+            "diff": _write_diff(out, "exploits", o.candidate),
+            "evidence": o.evidence,
+            "advice": "",
+        }
+        for o in pool_exploits(attack, scored)
+    ]
 
 
 def _write_unconfirmed(out: Path, attack: AttackCompleted) -> list[dict[str, str]]:
@@ -346,22 +343,16 @@ def _write_unconfirmed(out: Path, attack: AttackCompleted) -> list[dict[str, str
 def _write_outcomes(
     folder: Path, out: Path, outcomes: list[CandidateOutcome]
 ) -> list[dict[str, str]]:
-    found = []
-    for outcome in outcomes:
-        candidate = outcome.candidate
-        path = out / evidence_path(folder.name, candidate)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(candidate.diff or json.dumps(candidate.files, indent=2))
-        found.append(
-            {
-                "candidate": candidate.candidate_id,
-                "strategy": candidate.provenance.strategy,
-                "diff": str(path.relative_to(out)),
-                "evidence": outcome.evidence,
-                "advice": outcome.advice,
-            }
-        )
-    return found
+    return [
+        {
+            "candidate": o.candidate.candidate_id,
+            "strategy": o.candidate.provenance.strategy,
+            "diff": _write_diff(out, folder.name, o.candidate),
+            "evidence": o.evidence,
+            "advice": o.advice,
+        }
+        for o in outcomes
+    ]
 
 
 def _budget(attack: AttackCompleted) -> dict[str, object]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -169,3 +170,16 @@ async def running(tmp: Path, **overrides: object) -> AsyncIterator[Runner]:
         yield runner
     finally:
         await runner.close()
+
+
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """The CLI's environment for a sandbox test: its own state and artifacts, small runs, wide
+    tables, an embedded NATS."""
+    env = os.environ | {
+        "HACKAUDIT_STATE_DIR": str(tmp_path / "state"),
+        "HACKAUDIT_SANDBOX_ARTIFACTS_DIR": str(tmp_path / "artifacts"),
+        "HACKAUDIT_SANDBOX_MEMORY_MB": "256",
+        "COLUMNS": "400",
+    }
+    env.pop("NATS_URL", None)
+    return env

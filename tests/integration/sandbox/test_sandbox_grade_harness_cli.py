@@ -5,13 +5,12 @@ lists, and the instances whose tests ran get the harness's per-instance report."
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from sandbox_calc import GOLD_PATCH, TaskImage, calc_task
+from sandbox_calc import GOLD_PATCH, TaskImage, calc_task, cli_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker, pytest.mark.slow]
 
@@ -33,13 +32,7 @@ def test_grade_writes_the_harness_reports(tmp_path: Path, calc_image: TaskImage)
         for i, p in patches.items()
     ]
     predictions.write_text(json.dumps(given))
-    env = os.environ | {
-        "HACKAUDIT_STATE_DIR": str(tmp_path / "state"),
-        "HACKAUDIT_SANDBOX_ARTIFACTS_DIR": str(tmp_path / "artifacts"),
-        "HACKAUDIT_SANDBOX_MEMORY_MB": "256",
-        "COLUMNS": "400",
-    }
-    env.pop("NATS_URL", None)
+    env = cli_env(tmp_path)
     reports = tmp_path / "reports"
     done = subprocess.run(
         [sys.executable, "-m", "hackaudit.cli", "tasks", "grade", str(tasks),

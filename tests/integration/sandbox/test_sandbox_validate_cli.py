@@ -4,13 +4,12 @@ task stays valid."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from sandbox_calc import TaskImage, calc_task
+from sandbox_calc import TaskImage, calc_task, cli_env
 from test_sandbox_setup_failures import MISSING_COMMIT, STALE_TEST_PATCH
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker, pytest.mark.slow]
@@ -24,16 +23,10 @@ def test_validate_flags_tasks_whose_set_up_fails(tmp_path: Path, calc_image: Tas
     ]
     path = tmp_path / "tasks.jsonl"
     path.write_text("".join(t.model_dump_json(by_alias=True) + "\n" for t in tasks))
-    env = os.environ | {
-        "HACKAUDIT_STATE_DIR": str(tmp_path / "state"),
-        "HACKAUDIT_SANDBOX_ARTIFACTS_DIR": str(tmp_path / "artifacts"),
-        "HACKAUDIT_SANDBOX_MEMORY_MB": "256",
-        "COLUMNS": "400",
-    }
-    env.pop("NATS_URL", None)
     done = subprocess.run(
-        [sys.executable, "-m", "hackaudit.cli", "tasks", "validate", str(path), "--repeats", "1"],
-        env=env, capture_output=True, text=True, timeout=300, check=False,
+        [sys.executable, "-m", "hackaudit.cli", "tasks", "validate", str(path),
+         "--gold-repeats", "1"],
+        env=cli_env(tmp_path), capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
 
     assert done.returncode == 3, done.stdout + done.stderr
