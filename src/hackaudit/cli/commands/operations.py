@@ -42,7 +42,8 @@ def up(
         list[str] | None, typer.Option(help="Run only these services (repeatable).")
     ] = None,
     port: Annotated[
-        int, typer.Option(help="Port of the embedded NATS server.", min=1, max=65535)
+        int,
+        typer.Option(help="Port of the embedded NATS server (0: any free port).", min=0, max=65535),
     ] = 4222,
 ) -> None:
     """Run the services long-lived, for continuous ingestion (`submit` feeds them)."""
