@@ -69,6 +69,9 @@ class AuditOptions(BaseModel):
     repair: bool = False
     # Varied for a re-audit, so that every key derived from the options (the attack's) is new.
     seed: int = Field(default=0, ge=0)
+    # The hackaudit version that ran the audit (set by the CLI): an audit is resumed from the
+    # results store only under the same version. Empty: not recorded (never resumed from).
+    hackaudit_version: str = ""
 
 
 class TaskIngested(Message):
