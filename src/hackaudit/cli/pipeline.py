@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 
 from rich.console import Console
@@ -14,6 +14,7 @@ from rich.progress import Progress
 from hackaudit.cli import progress, runtime, services
 from hackaudit.cli.bars import bars_columns
 from hackaudit.cli.report_model import TaskReport
+from hackaudit.cli.report_summary import hackaudit_version
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import AuditOptions, Task, TaskIngested
 from hackaudit.shared.service import running
@@ -29,11 +30,30 @@ async def run_audit(
     builders: dict[str, services.Builder],
     *,
     limit_s: float,
+    resumed: int = 0,
 ) -> progress.AuditTracker:
-    """Audit `tasks` with progress shown until every task is scored or `limit_s` passes."""
+    """Audit `tasks` with progress shown until every task is scored or `limit_s` passes;
+    `resumed` more tasks of the audit were scored before and count as done."""
     return await follow_audit(
-        tasks, options, settings, builders, lambda tracker: show_progress(tracker, limit_s)
+        tasks,
+        options,
+        settings,
+        builders,
+        lambda tracker: show_progress(tracker, limit_s),
+        resumed=resumed,
     )
+
+
+def effective_options(options: AuditOptions, builders: dict[str, services.Builder]) -> AuditOptions:
+    """The options each task's audit runs with when these services run here: the judge asked
+    when it runs (it always answers; left out without a backend), repair when the repairer runs
+    (FIX tasks repaired, then re-audited), and this hackaudit's version recorded."""
+    update: dict[str, object] = {"hackaudit_version": hackaudit_version()}
+    if "judge" in builders:
+        update["judge"] = True
+    if "repairer" in builders:
+        update["repair"] = True
+    return options.model_copy(update=update)
 
 
 async def follow_audit(
@@ -42,16 +62,17 @@ async def follow_audit(
     settings: BusSettings,
     builders: dict[str, services.Builder],
     follow: Callable[[progress.AuditTracker], Awaitable[None]],
+    *,
+    resumed: int = 0,
 ) -> progress.AuditTracker:
     """Start the services, publish `tasks`, and stop everything once `follow(tracker)` returns
     (it is called right after the tasks are published)."""
     audit_id = uuid.uuid4().hex[:8]
-    if "judge" in builders:  # it runs here and always answers (left out, without a backend)
-        options = options.model_copy(update={"judge": True})
-    if "repairer" in builders:  # FIX tasks are repaired here, then re-audited
-        options = options.model_copy(update={"repair": True})
+    options = effective_options(options, builders)
     tracker = progress.AuditTracker(
-        {f"{audit_id}/{t.instance_id}": t.instance_id for t in tasks}, repair=options.repair
+        {f"{audit_id}/{t.instance_id}": t.instance_id for t in tasks},
+        repair=options.repair,
+        resumed=resumed,
     )
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     with runtime.bus_url(settings) as url:
@@ -85,12 +106,20 @@ async def show_plain_progress(tracker: progress.AuditTracker, limit_s: float) ->
         await asyncio.sleep(1.0)
 
 
-def task_reports(tracker: progress.AuditTracker, tasks: list[Task]) -> list[TaskReport]:
+def task_reports(
+    tracker: progress.AuditTracker,
+    tasks: list[Task],
+    resumed: Mapping[str, TaskReport] | None = None,
+) -> list[TaskReport]:
     """One report item per input task, in input order (tasks that never ran have no verdict).
-    A repaired task is reported by its re-audit, whose verdict names the one it replaces."""
+    A repaired task is reported by its re-audit, whose verdict names the one it replaces. A task
+    in `resumed` (by instance id) is reported by that item, read from the results store."""
     by_instance = {instance: cid for cid, instance in tracker.correlation_ids.items()}
     items = []
     for task in tasks:
+        if resumed and task.instance_id in resumed:
+            items.append(resumed[task.instance_id])
+            continue
         cid = by_instance.get(task.instance_id, "")
         repaired = tracker.repaired.get(cid)
         done = tracker.repairs.get(cid)
@@ -115,22 +144,34 @@ def task_reports(tracker: progress.AuditTracker, tasks: list[Task]) -> list[Task
 
 
 async def show_progress(tracker: progress.AuditTracker, limit_s: float) -> None:
+    """Bars per stage, the sandbox runs, and the tasks done with the ETA (`progress.done_text`),
+    redrawn in place on a terminal; lines of text anywhere else."""
     if not err.is_terminal:  # a log file or CI: lines of text, not bars redrawn in place
         await show_plain_progress(tracker, limit_s)
         return
-    total = len(tracker.correlation_ids)
+    total = tracker.total
+    loop = asyncio.get_running_loop()
+    start = loop.time()
     with Progress(*bars_columns(), console=err, transient=False) as bars:
         rows = {s: bars.add_task(label, total=total) for s, label in progress.STAGE_LABELS.items()}
         runs = bars.add_task("sandbox runs", total=None)
-        deadline = asyncio.get_running_loop().time() + limit_s
-        while not tracker.done:
+        done = bars.add_task(progress.done_text(tracker, 0.0), total=total)
+
+        def draw() -> None:
             for stage, row in rows.items():
                 bars.update(row, completed=tracker.reached(stage))
             bars.update(runs, completed=sum(tracker.runs.values()))
-            if asyncio.get_running_loop().time() > deadline:
+            bars.update(
+                done,
+                completed=tracker.finished() + tracker.resumed,
+                description=progress.done_text(tracker, loop.time() - start),
+            )
+
+        while not tracker.done:
+            draw()
+            if loop.time() - start > limit_s:
                 err.print(f"[red]timed out after {limit_s:.0f}s[/]: reporting what finished")
                 return
             await asyncio.sleep(0.2)
-        for stage, row in rows.items():
-            bars.update(row, completed=tracker.reached(stage))
-        bars.update(runs, completed=sum(tracker.runs.values()), total=sum(tracker.runs.values()))
+        draw()
+        bars.update(runs, total=sum(tracker.runs.values()))

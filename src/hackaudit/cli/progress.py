@@ -64,6 +64,9 @@ class AuditTracker:
     repairs: dict[str, RepairCompleted] = field(default_factory=dict)
     repaired: dict[str, TaskScored] = field(default_factory=dict)
     reaudit_attacks: dict[str, AttackCompleted] = field(default_factory=dict)
+    # Tasks of the audit scored by an earlier run (`audit --resume`) and not published again:
+    # done from the start, at every stage, and in no time per task.
+    resumed: int = 0
     # When (by `clock`, seconds) the tracker started, each task's first run came back and its
     # verdict arrived: the time to each verdict, and how long the task was being worked on.
     clock: Callable[[], float] = time.monotonic
@@ -146,8 +149,18 @@ class AuditTracker:
                 self.scored_at.setdefault(scored.correlation_id, self.clock())
                 self._advance(scored.correlation_id, Stage.SCORED)
 
+    @property
+    def total(self) -> int:
+        """The audit's tasks: those published by this run and those resumed."""
+        return len(self.correlation_ids) + self.resumed
+
     def reached(self, stage: Stage) -> int:
-        return sum(1 for s in self.stage.values() if s >= stage)
+        """Tasks at `stage` or past it (resumed ones are past every stage)."""
+        return self.resumed + sum(1 for s in self.stage.values() if s >= stage)
+
+    def finished(self) -> int:
+        """Tasks published by this run whose verdict is final (resumed ones not counted)."""
+        return sum(1 for cid in self.scored if not self.repair_pending(cid))
 
     def repair_pending(self, correlation_id: str) -> bool:
         """Whether the task's verdict still waits for its repair or its re-audit."""
@@ -179,11 +192,35 @@ def clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
+def eta_s(elapsed_s: float, finished: int, remaining: int) -> float | None:
+    """Seconds until the `remaining` tasks are done, at the pace measured so far:
+    `elapsed_s / finished × remaining`, where `elapsed_s` is the time since this run published
+    its tasks and `finished` the tasks it brought to a final verdict in that time. Resumed tasks
+    are in neither (they took none of this run's time). The time per task is measured with the
+    concurrency as it is: several tasks in flight at once each take longer than that, but finish
+    together, so it is the audit's throughput, not one task's duration. Early on it leans on the
+    few tasks done (the quick ones, often: a DROP finishes at sanity). None until a task is
+    done."""
+    if finished <= 0:
+        return None
+    return elapsed_s / finished * max(remaining, 0)
+
+
+def done_text(tracker: AuditTracker, elapsed_s: float) -> str:
+    """`done 3/10 · 7 remaining · ETA 12:40` (`ETA –` until this run has finished a task)."""
+    finished = tracker.finished()
+    remaining = len(tracker.correlation_ids) - finished
+    eta = eta_s(elapsed_s, finished, remaining)
+    done = f"done {finished + tracker.resumed}/{tracker.total}"
+    return f"{done} · {remaining} remaining · ETA {'–' if eta is None else clock(eta)}"
+
+
 @dataclass
 class PlainProgress:
     """An audit's progress as lines of text, for a console that is not a terminal (a log file,
     CI): one line per task as it is scored (and re-scored after its repair), and a summary line
-    whenever a stage count moves, or after `heartbeat_s` without one."""
+    (the stage counts, the sandbox runs, the tasks done and remaining, the ETA: `done_text`)
+    whenever a count moves, or after `heartbeat_s` without one."""
 
     heartbeat_s: float = HEARTBEAT_S
     _counts: tuple[int, ...] | None = None
@@ -193,14 +230,16 @@ class PlainProgress:
     def lines(self, tracker: AuditTracker, elapsed_s: float) -> list[str]:
         stamp = f"[{clock(elapsed_s)}]"
         out = [f"{stamp} {line}" for line in self._verdicts(tracker)]
-        total = len(tracker.correlation_ids)
-        counts = tuple(tracker.reached(stage) for stage in STAGE_NAMES)
+        total = tracker.total
+        stages = tuple(tracker.reached(stage) for stage in STAGE_NAMES)
+        counts = (*stages, tracker.finished())
         if counts != self._counts or elapsed_s - self._last_at >= self.heartbeat_s:
             self._counts, self._last_at = counts, elapsed_s
             parts = [
-                f"{name} {n}/{total}" for name, n in zip(STAGE_NAMES.values(), counts, strict=True)
+                f"{name} {n}/{total}" for name, n in zip(STAGE_NAMES.values(), stages, strict=True)
             ]
             parts.append(f"sandbox runs {sum(tracker.runs.values())}")
+            parts.append(done_text(tracker, elapsed_s))
             out.append(f"{stamp} " + " · ".join(parts))
         return out
 

@@ -3,7 +3,11 @@ while `hackaudit up` runs, or after. A store holds every audit it ever ran (corr
 `<audit>/<instance>` or `submit/<instance>`); a task is reported by its latest scored audit, or by
 its latest audit when none has been scored yet (it shows as not finished). A verdict stored by a
 scorer that predates `TaskScored.unverified` gets its account here, from its own attack and
-options with the scorer's own function, so no report shows it as a bare KEEP."""
+options with the scorer's own function, so no report shows it as a bare KEEP.
+
+`resumable` is what `audit --resume` skips: the tasks whose latest finished audit ran on the same
+task, options and hackaudit version, with the report items those audits give.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from hackaudit.scorer.adapters.store import read_results
 from hackaudit.scorer.app import ScorerSettings
 from hackaudit.scorer.domain.audit import AuditState
 from hackaudit.scorer.domain.unverified import account
-from hackaudit.shared.contracts import TaskScored
+from hackaudit.shared.contracts import AuditOptions, Task, TaskScored, Verdict
 from hackaudit.shared.settings import BusSettings
 
 
@@ -40,20 +44,70 @@ def latest_per_task(states: list[AuditState]) -> list[TaskReport]:
         first = by_id.get(state.repaired_from) if state.repaired_from else None
         if first is None:
             items.append(TaskReport(instance_id, state.scored, state.attack, repair=state.repair))
-            continue
-        # A re-audit: its task is the one the repair hardened; the first audit comes with it.
-        before = TaskReport(instance_id, first.scored, first.attack, repair=first.repair)
-        items.append(
-            TaskReport(
-                instance_id,
-                state.scored,
-                state.attack,
-                state.task,
-                before=before,
-                repair=first.repair,
-            )
-        )
+        else:
+            items.append(_reaudit_item(first, state))
     return items
+
+
+def _reaudit_item(first: AuditState, reaudit: AuditState) -> TaskReport:
+    """A re-audit: its task is the one the repair hardened; the first audit comes with it."""
+    instance_id = first.task.instance_id
+    before = TaskReport(instance_id, first.scored, first.attack, repair=first.repair)
+    return TaskReport(
+        instance_id,
+        reaudit.scored,
+        reaudit.attack,
+        reaudit.task,
+        before=before,
+        repair=first.repair,
+    )
+
+
+def resumable(
+    states: list[AuditState], tasks: list[Task], options: AuditOptions
+) -> dict[str, TaskReport]:
+    """The tasks (by instance id) that need not be audited again, each with its report item,
+    from `states` in the order they were last updated (the store's order).
+
+    A task is resumed when its latest finished audit ran on an equal `Task`, with equal
+    `options` (budget, judge, repair: as this run sets them) and under the hackaudit version
+    `options` names (an audit that recorded none never matches). Finished: scored and, when the
+    audit repairs, a FIX with exploits also repaired and, when the repair hardened the task,
+    re-audited. Its item is the one the audit would have given, re-audit included."""
+    if not options.hackaudit_version:
+        return {}
+    states = [_with_account(state) for state in states]
+    reaudits = {s.repaired_from: s for s in states if s.repaired_from and s.scored is not None}
+    wanted = {task.instance_id: task for task in tasks}
+    latest: dict[str, AuditState] = {}
+    for state in states:
+        first = state.task.instance_id in wanted and not state.repaired_from
+        if first and _finished(state, reaudits.get(state.correlation_id)):
+            latest[state.task.instance_id] = state
+    found = {}
+    for instance_id, state in latest.items():
+        if state.task != wanted[instance_id] or state.options != options:
+            continue
+        reaudit = reaudits.get(state.correlation_id)
+        if reaudit is not None and state.repair is not None and state.repair.hardened_task:
+            found[instance_id] = _reaudit_item(state, reaudit)
+        else:
+            found[instance_id] = TaskReport(
+                instance_id, state.scored, state.attack, repair=state.repair
+            )
+    return found
+
+
+def _finished(state: AuditState, reaudit: AuditState | None) -> bool:
+    """Whether a first audit's verdict is final: as `progress.AuditTracker` waits for it."""
+    scored = state.scored
+    if scored is None:
+        return False
+    if not state.options.repair or scored.verdict is not Verdict.FIX or not scored.exploits:
+        return True
+    if state.repair is None:
+        return False
+    return state.repair.hardened_task is None or reaudit is not None
 
 
 def _with_account(state: AuditState) -> AuditState:

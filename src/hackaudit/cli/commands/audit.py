@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from hackaudit.cli import dataset, pipeline, report, report_folder, services, stops
+from hackaudit.cli import dataset, pipeline, progress, report, report_folder, services, stops
 from hackaudit.cli.commands.options import (
     CANDIDATES_PER_ROUND,
     PARTIAL_EXIT,
@@ -34,6 +34,7 @@ from hackaudit.cli.commands.options import (
 from hackaudit.cli.commands.terminal import console, err, fail, ingest, use_repos
 from hackaudit.cli.report_model import TaskReport, not_verified
 from hackaudit.cli.report_summary import Headline, Rejected, verdict_as_audited
+from hackaudit.shared.contracts import AuditOptions, Task
 from hackaudit.shared.errors import HackauditError
 from hackaudit.shared.settings import BusSettings
 
@@ -42,6 +43,14 @@ NOT_IN_STORE = "not in the results store: submitted but not seen by the scorer (
 SummaryJson = Annotated[
     bool,
     typer.Option("--json", help="Print the summary (report.json's) as JSON instead of a table."),
+]
+Resume = Annotated[
+    bool,
+    typer.Option(
+        "--resume",
+        help="Skip the tasks whose latest finished audit in the results store ran on the same "
+        "task, budget and hackaudit version; report them from the store.",
+    ),
 ]
 
 
@@ -59,10 +68,12 @@ def audit(
     allow_partial: AllowPartial = False,
     as_json: SummaryJson = False,
     instance_ids: InstanceIds = None,
+    resume: Resume = False,
 ) -> None:
     """Audit task files end to end: every service in this process tree, until every task has a
     verdict; then a summary, the report, and every input row by verdict in `<out>/dataset/`
-    (rows that could not be read in `dataset/rejected.jsonl`)."""
+    (rows that could not be read in `dataset/rejected.jsonl`). With `--resume`, tasks already
+    scored with the same inputs, budget and version are reported from the results store."""
     check_out(out)
     use_repos(repos)
     ingested = ingest(tasks, pass_at_1, instance_ids)
@@ -76,19 +87,30 @@ def audit(
     if "scorer" not in builders or "sandbox" not in builders:
         err.print("[red]the scorer and the sandbox are needed to audit anything[/]")
         raise typer.Exit(2)
-    options = audit_options(
-        candidates, rounds, budget_seconds, stop_when_hackable, gold_repeats=gold_repeats
+    options = pipeline.effective_options(
+        audit_options(
+            candidates, rounds, budget_seconds, stop_when_hackable, gold_repeats=gold_repeats
+        ),
+        builders,
     )
+    resumed = resumed_tasks(ingested.tasks, options, settings) if resume else {}
+    todo = [t for t in ingested.tasks if t.instance_id not in resumed]
     from hackaudit.cli.environments import ensure_images
 
-    ready = ensure_images(ingested.tasks, err)
+    ready = ensure_images(todo, err)
     try:
-        tracker = stops.run(
-            pipeline.run_audit(ready.tasks, options, settings, builders, limit_s=timeout)
+        tracker = (
+            progress.AuditTracker({}, resumed=len(resumed))
+            if resume and not ready.tasks  # nothing left to run: no services, no bus
+            else stops.run(
+                pipeline.run_audit(
+                    ready.tasks, options, settings, builders, limit_s=timeout, resumed=len(resumed)
+                )
+            )
         )
     except HackauditError as exc:
         raise fail(exc) from exc
-    items = pipeline.task_reports(tracker, ingested.tasks)
+    items = pipeline.task_reports(tracker, ingested.tasks, resumed)
     unaudited = {o.instance_id: f"no image: {o.reason}" for o in ready.failed}
     rejected = [Rejected.of(p) for p in ingested.problems]
     top, written = report.write_audit(
@@ -101,6 +123,27 @@ def audit(
         attacker=services.attacker_text(),
     )
     finish(out, items, top, written, as_json=as_json, allow_partial=allow_partial)
+
+
+def resumed_tasks(
+    tasks: list[Task], options: AuditOptions, settings: BusSettings
+) -> dict[str, TaskReport]:
+    """The tasks `--resume` skips, with their report items from the results store (none when
+    there is no store yet); says how many, before anything starts."""
+    from hackaudit.cli.report_store import resumable, store_path
+    from hackaudit.scorer.adapters.store import read_results
+
+    path = store_path(settings)
+    try:
+        found = resumable(read_results(path), tasks, options) if path.is_file() else {}
+    except HackauditError as exc:
+        raise fail(exc) from exc
+    err.print(
+        f"resuming: {len(found)} of {len(tasks)} task(s) already scored with the same inputs, "
+        f"budget and version; auditing {len(tasks) - len(found)}",
+        highlight=False,
+    )
+    return found
 
 
 def check_out(out: Path) -> None:
