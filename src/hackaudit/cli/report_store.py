@@ -69,7 +69,7 @@ def resumable(
     """The tasks (by instance id) that need not be audited again, each with its report item,
     from `states` in the order they were last updated (the store's order).
 
-    A task is resumed when its latest finished audit ran on an equal `Task`, with equal
+    A task is resumed when its latest finished audit ran on the same task (`same_task`), with equal
     `options` (budget, judge, repair: as this run sets them) and under the hackaudit version
     `options` names (an audit that recorded none never matches). Finished: scored and, when the
     audit repairs, a FIX with exploits also repaired and, when the repair hardened the task,
@@ -86,7 +86,7 @@ def resumable(
             latest[state.task.instance_id] = state
     found = {}
     for instance_id, state in latest.items():
-        if state.task != wanted[instance_id] or state.options != options:
+        if not same_task(state.task, wanted[instance_id]) or state.options != options:
             continue
         reaudit = reaudits.get(state.correlation_id)
         if reaudit is not None and state.repair is not None and state.repair.hardened_task:
@@ -96,6 +96,15 @@ def resumable(
                 instance_id, state.scored, state.attack, repair=state.repair
             )
     return found
+
+
+def same_task(stored: Task, ingested: Task) -> bool:
+    """Whether an audit stored with `stored` ran on the task `ingested` as read from its file:
+    equal in every field, the image aside when the file names none (the image built from the
+    task's environment was set on the task the audit ran on)."""
+    if ingested.image is None:
+        stored = stored.model_copy(update={"image": None})
+    return stored == ingested
 
 
 def _finished(state: AuditState, reaudit: AuditState | None) -> bool:

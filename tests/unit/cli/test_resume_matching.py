@@ -71,7 +71,6 @@ def _resumed(states: list[AuditState], tasks: list[Task], options: AuditOptions)
         ([_state("r1/lib-1"), _state("r1/lib-2", B)], OPTIONS, ["lib-1", "lib-2"]),
         ([_state("r1/lib-1", scored=False)], OPTIONS, []),  # stopped before its verdict
         ([_state("r1/lib-1", _task("lib-1", test_patch="t2"))], OPTIONS, []),  # other inputs
-        ([_state("r1/lib-1", _task("lib-1", image="img:2"))], OPTIONS, []),
         ([_state("r1/lib-1")], OPTIONS.model_copy(update={"rounds": 2}), []),  # other budget
         ([_state("r1/lib-1")], OPTIONS.model_copy(update={"judge": True}), []),
         ([_state("r1/lib-1")], OPTIONS.model_copy(update={"stop_when_hackable": True}), []),
@@ -147,3 +146,11 @@ def test_a_state_stored_before_the_version_was_recorded_is_read_and_never_resume
     old = AuditState.model_validate(stored)
     assert old.options.hackaudit_version == ""
     assert _resumed([old], [A], OPTIONS) == []
+
+
+def test_the_image_built_for_a_task_that_names_none_does_not_make_it_another_task() -> None:
+    built = _state("r1/lib-1", _task("lib-1", image="hackaudit-env/lib:abc"))
+    assert _resumed([built], [A], OPTIONS) == ["lib-1"]
+    named = _task("lib-1", image="lib:2")
+    assert _resumed([built], [named], OPTIONS) == []
+    assert _resumed([_state("r1/lib-1", named)], [named], OPTIONS) == ["lib-1"]

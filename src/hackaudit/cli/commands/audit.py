@@ -95,9 +95,9 @@ def audit(
     )
     resumed = resumed_tasks(ingested.tasks, options, settings) if resume else {}
     todo = [t for t in ingested.tasks if t.instance_id not in resumed]
-    from hackaudit.cli.environments import ensure_images
+    from hackaudit.cli.environments import ImagesReady, ensure_images
 
-    ready = ensure_images(todo, err)
+    ready = ensure_images(todo, err) if todo else ImagesReady([], [])
     try:
         tracker = (
             progress.AuditTracker({}, resumed=len(resumed))
