@@ -3,12 +3,20 @@
 # debootstrap a minimal Debian into a folder, add a non-root user, and `docker import` it.
 # The tag is a hash of this recipe, so a changed recipe builds a new image and an unchanged one
 # is never rebuilt. Prints the tag on stdout.
+# HACKAUDIT_BASE_COMPILER=1 builds the base for repositories that compile extensions when they are
+# installed (C sources, Cython): the same packages plus a C compiler and the Python headers.
+# It is its own image (tag `<suite>-compiler-<hash>`), built only when such a task needs it.
 set -euo pipefail
 
 suite="${HACKAUDIT_BASE_SUITE:-bookworm}"
 packages="python3,python3-venv,python3-pip,git,patch,ca-certificates,procps"
+variant=""
+if [ "${HACKAUDIT_BASE_COMPILER:-0}" = "1" ]; then
+  packages="$packages,gcc,libc6-dev,python3-dev"
+  variant="-compiler"
+fi
 recipe_hash=$( { cat "$0"; echo "$suite $packages"; } | sha256sum | cut -c1-12)
-tag="hackaudit/base:${suite}-${recipe_hash}"
+tag="hackaudit/base:${suite}${variant}-${recipe_hash}"
 
 if docker image inspect "$tag" >/dev/null 2>&1; then
   echo "$tag"

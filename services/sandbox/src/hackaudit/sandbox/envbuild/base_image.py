@@ -2,8 +2,9 @@
 
 The script builds the base image of one Debian suite when it is missing (debootstrap + `docker
 import`, minutes) and prints its tag; when the image exists it only prints the tag. It is run
-once per suite and builder. A target that is an image reference (a Python no Debian release
-carries) is answered with that reference; the builder checks it is present.
+once per suite and builder, and once more for a suite's variant with a C compiler. A target
+that is an image reference (a Python no Debian release carries) is answered with that
+reference; the builder checks it is present.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ class FixedBaseImage:
         self._suite = suite
 
     def base_image(self, target: BaseTarget | None = None) -> str:
+        if target is not None and target.compiler:
+            raise BaseImageUnavailable(
+                f"HACKAUDIT_BASE_IMAGE={self._tag} is used as it is, but {target.describe()} "
+                "must compile extensions: unset HACKAUDIT_BASE_IMAGE so that the base image "
+                "script builds its base with a compiler"
+            )
         if target is None or target.suite == self._suite:
             return self._tag
         if target.image is not None:
@@ -41,17 +48,18 @@ class ScriptBaseImage:
         self._script = script
         self._suite = suite
         self._timeout_s = timeout_s
-        self._tags: dict[str, str] = {}
+        self._tags: dict[tuple[str, bool], str] = {}
 
     def base_image(self, target: BaseTarget | None = None) -> str:
         if target is not None and target.image is not None:
             return target.image
         suite = target.suite if target is not None and target.suite else self._suite
-        if suite not in self._tags:
-            self._tags[suite] = self._run(suite)
-        return self._tags[suite]
+        compiler = target is not None and target.compiler
+        if (suite, compiler) not in self._tags:
+            self._tags[suite, compiler] = self._run(suite, compiler)
+        return self._tags[suite, compiler]
 
-    def _run(self, suite: str) -> str:
+    def _run(self, suite: str, compiler: bool) -> str:
         try:
             done = subprocess.run(
                 ["bash", str(self._script)],
@@ -59,7 +67,7 @@ class ScriptBaseImage:
                 text=True,
                 check=False,
                 timeout=self._timeout_s,
-                env=_with_suite(suite),
+                env=_with_suite(suite, compiler),
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise BaseImageUnavailable(f"{self._script} could not run: {exc}") from exc
@@ -90,5 +98,9 @@ def base_image_source(
     return ScriptBaseImage(script, suite=settings.base_suite)
 
 
-def _with_suite(suite: str) -> dict[str, str]:
-    return {**os.environ, "HACKAUDIT_BASE_SUITE": suite}
+def _with_suite(suite: str, compiler: bool = False) -> dict[str, str]:
+    return {
+        **os.environ,
+        "HACKAUDIT_BASE_SUITE": suite,
+        "HACKAUDIT_BASE_COMPILER": "1" if compiler else "0",
+    }

@@ -9,7 +9,7 @@ glibc its manylinux wheels may need.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hackaudit.sandbox.envbuild.errors import TaskNotBuildable
 
@@ -39,14 +39,23 @@ class BaseTarget:
     glibc_minor: int
     suite: str | None = None
     image: str | None = None
+    # A Debian base that also carries a C compiler and the Python headers, for repositories
+    # that compile extensions when installed (see `needs_compiler`).
+    compiler: bool = False
 
     @property
     def key(self) -> str:
-        return self.suite or f"image {self.image}"
+        if self.suite is None:
+            return f"image {self.image}"
+        return f"{self.suite} with a compiler" if self.compiler else self.suite
 
     def describe(self) -> str:
         where = f"Debian {self.suite}" if self.suite else f"image {self.image}"
-        return f"Python {self.python} ({where})"
+        return f"Python {self.python} ({where}{', with a C compiler' if self.compiler else ''})"
+
+    def with_compiler(self) -> BaseTarget:
+        """The same base with a compiler; an image reference is used as it is."""
+        return self if self.suite is None else replace(self, compiler=True)
 
 
 def debian_release(suite: str) -> DebianRelease | None:

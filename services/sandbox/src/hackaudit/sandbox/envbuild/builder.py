@@ -62,6 +62,7 @@ from hackaudit.sandbox.envbuild.requirements import (
     build_requirements,
     declared_requirements,
     install_extras,
+    needs_compiler,
     project_name,
     read_requirements,
     setup_py_declared,
@@ -215,6 +216,8 @@ class EnvironmentBuilder:
                 repo_dir = find_repo_dir(self._repos, task.repo)
             except RepoNotFound as exc:
                 raise RepoNotFound(f"task {task.instance_id}: {exc}") from exc
+            if environment.install and _compiles(repo_dir, task.base_commit):
+                target = target.with_compiler()
         return _Spec(
             repo=task.repo,
             base_commit=task.base_commit,
@@ -441,6 +444,12 @@ class EnvironmentBuilder:
         if isinstance(found, EnvBuildError):
             raise found
         return found
+
+
+def _compiles(repo_dir: Path, commit: str) -> bool:
+    """Does installing the repository at `commit` compile extensions?"""
+    repo = GitRepoDir(repo_dir)
+    return needs_compiler(repo.read(commit, "pyproject.toml"), repo.read(commit, "setup.py"))
 
 
 def _finished(done: int, total: int, outcome: BuildOutcome) -> BuildProgress:

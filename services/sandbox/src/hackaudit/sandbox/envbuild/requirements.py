@@ -19,6 +19,8 @@ import re
 import tomllib
 from collections.abc import Callable, Sequence
 
+from hackaudit.sandbox.envbuild.recipe import requirement_name
+
 ReadFile = Callable[[str], str | None]
 """Reads a repository file by its path at the base commit; None when it does not exist."""
 
@@ -157,7 +159,9 @@ def _setup_cfg_declared(text: str | None, extras: Sequence[str]) -> list[str]:
 
 
 def _cfg_list(value: str) -> list[str]:
-    return [line.strip() for line in value.replace(";\n", ";").splitlines() if line.strip()]
+    """One requirement per line; comments (`# ...`, whole lines or trailing) are dropped."""
+    lines = (line.split(" #", 1)[0].strip() for line in value.replace(";\n", ";").splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
 
 
 def setup_py_declared(text: str | None, extras: Sequence[str] = ()) -> tuple[str, ...]:
@@ -272,3 +276,22 @@ def project_name(pyproject: str | None, setup_cfg: str | None, setup_py: str | N
                     if keyword.arg == "name" and isinstance(value, ast.Constant):
                         return str(value.value) if isinstance(value.value, str) else None
     return None
+
+
+# Build requirements that only a build compiling C extensions asks for.
+_COMPILING_BUILD_TOOLS = frozenset(
+    {"cython", "extension-helpers", "numpy", "oldest-supported-numpy", "pybind11", "cffi"}
+)
+_SETUP_PY_EXTENSIONS = re.compile(r"\b(?:Extension|cythonize)\s*\(|\bext_modules\s*=")
+
+
+def needs_compiler(pyproject: str | None, setup_py: str | None) -> bool:
+    """Does installing the repository compile extensions (so its image needs a C compiler)?
+
+    Yes when its `[build-system] requires` names a tool that builds C extensions (Cython,
+    extension-helpers, numpy headers, pybind11, cffi), or its setup.py declares extensions.
+    """
+    names = {requirement_name(r) for r in build_requirements(pyproject)}
+    if names & _COMPILING_BUILD_TOOLS:
+        return True
+    return bool(setup_py) and _SETUP_PY_EXTENSIONS.search(setup_py or "") is not None
