@@ -1,5 +1,6 @@
 """Rebuilds the real SWE-bench corpus from git mirrors: `derive` the rows, `classify` the tests.
 
+    .venv/bin/python examples/real/build_corpus.py select --verified
     .venv/bin/python examples/real/build_corpus.py --repos /work/.mirror \
         --out .hackaudit/real-corpus
     .venv/bin/python examples/real/build_corpus.py classify --repos /work/.mirror \
@@ -15,6 +16,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -30,21 +32,65 @@ from realcorpus.build import (  # noqa: E402
     write_derived,
 )
 from realcorpus.reserved import refuse_reserved  # noqa: E402
+from realcorpus.select import verified_selection  # noqa: E402
 from realcorpus.sources import load_shared  # noqa: E402
 
 DATA = Path("/work/shared/data/swebench-verified")
+VERIFIED_SELECTION = HERE / "verified-selection.json"
 
 
 def _arguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", nargs="?", choices=["derive", "classify", "all"], default="derive")
-    parser.add_argument("--repos", type=Path, required=True, help="folder of git mirrors/clones")
+    parser.add_argument(
+        "step", nargs="?", choices=["derive", "classify", "all", "select"], default="derive"
+    )
+    parser.add_argument("--repos", type=Path, help="folder of git mirrors/clones")
     parser.add_argument("--out", type=Path, default=Path(".hackaudit/real-corpus"))
     parser.add_argument("--data", type=Path, default=DATA, help="the SWE-bench Verified data")
     parser.add_argument("--selection", type=Path, default=HERE / "selection.json")
     parser.add_argument("--only", nargs="*", default=[], help="instance ids to build")
     parser.add_argument("--gold-runs", type=int, default=3)
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--verified", action="store_true", help="select: every buildable SWE-bench Verified task"
+    )
+    parser.add_argument(
+        "--output", "-o", type=Path, default=VERIFIED_SELECTION, help="select: the file written"
+    )
+    args = parser.parse_args(argv)
+    if args.step == "select" and not args.verified:
+        parser.error("select computes the Verified selection only: give --verified")
+    if args.step != "select" and args.repos is None:
+        parser.error(f"{args.step} needs --repos DIR (the folder of git mirrors)")
+    return args
+
+
+def _read_selection(path: Path) -> dict[str, Any] | None:
+    """The selection file, or None after one line saying what is wrong with it."""
+    try:
+        selection = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        print(f"error: --selection {path}: {exc}", file=sys.stderr)
+        return None
+    tasks = selection.get("tasks") if isinstance(selection, dict) else None
+    if not isinstance(tasks, list) or not all(
+        isinstance(t, dict) and isinstance(t.get("instance_id"), str) for t in tasks
+    ):
+        print(
+            f"error: --selection {path}: 'tasks' must list objects with an instance_id",
+            file=sys.stderr,
+        )
+        return None
+    return selection
+
+
+def _select(args: argparse.Namespace) -> int:
+    selection = verified_selection(load_shared(args.data))
+    args.output.write_text(json.dumps(selection, indent=2) + "\n")
+    counts = selection["counts"]
+    print(f"selected {len(selection['tasks'])}: {counts['selected']}")
+    print(f"left out {len(selection['left_out'])}: {counts['left_out']}")
+    print(f"wrote {args.output}")
+    return 0
 
 
 def _print_derived(report: dict[str, object]) -> None:
@@ -88,8 +134,12 @@ def main(argv: list[str]) -> int:
     _, refused = refuse_reserved(args.only)
     for instance_id in refused:
         print(f"{instance_id}: reserved, refused: it is never built", file=sys.stderr)
+    if args.step == "select":
+        return _select(args)
     if args.step in {"derive", "all"}:
-        selection = json.loads(args.selection.read_text())
+        selection = _read_selection(args.selection)
+        if selection is None:
+            return 2
         ids = selected_ids(selection, args.only)
         derived = derive_all(ids, load_shared(args.data), args.repos)
         with_pins(derived, selection)
