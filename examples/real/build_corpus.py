@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -118,15 +119,20 @@ async def _classify(args: argparse.Namespace) -> int:
     else:  # rows classified by an earlier run are kept; --only runs them again
         done = {r["instance_id"] for r in read_jsonl(args.out / TASKS)}
         rows = [r for r in rows if r["instance_id"] not in done]
+    failed = 0
+    report: dict[str, Any] = {"complete": len(read_jsonl(args.out / TASKS)), "pending": len(rows)}
+    images = BuilderImages(args.repos)
     async with SandboxRuns() as runs:
-        classified = await classify_rows(
-            rows, BuilderImages(args.repos), runs, gold_runs=args.gold_runs
-        )
-    report = merge_classified(args.out, classified)
-    for item in classified:
-        print(f"{item.instance_id:32} {'ok' if item.row else 'FAILED':8} {item.report}")
+        for row in rows:  # one at a time, each saved at once: a stopped run loses one task
+            started = time.monotonic()
+            (item,) = await classify_rows([row], images, runs, gold_runs=args.gold_runs)
+            item.report["seconds"] = round(time.monotonic() - started, 1)
+            report = merge_classified(args.out, [item])
+            failed += item.row is None
+            state = "ok" if item.row else "FAILED"
+            print(f"{item.instance_id:32} {state:8} {item.report}", flush=True)
     print(f"complete {report['complete']}, still pending {report['pending']}")
-    return 0 if all(item.row for item in classified) else 1
+    return 0 if not failed else 1
 
 
 def main(argv: list[str]) -> int:

@@ -30,6 +30,10 @@ MIRRORED: tuple[str, ...] = (
 )
 # The Pythons of the local Debian bases (bullseye 3.9, bookworm 3.11).
 PYTHONS: frozenset[str] = frozenset({"3.9", "3.11"})
+# Dependencies released after the task that its spec leaves open, held back by (repo, version
+# prefix): Sphinx 3.x asks for any docutils, and docutils 0.22 dropped `docutils.utils.roman`,
+# which Sphinx's LaTeX builder imports (every test that loads the builders fails on import).
+PINS: dict[tuple[str, str], tuple[str, ...]] = {("sphinx-doc/sphinx", "3."): ("docutils<0.18",)}
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,11 @@ class Choice:
     why: str
     lists: str = ""
     utboost_weak: bool = False
+    pins: tuple[str, ...] = ()
+
+
+def pins_for(repo: str, version: str) -> tuple[str, ...]:
+    return next((p for (r, v), p in PINS.items() if r == repo and version.startswith(v)), ())
 
 
 def choose(data: SharedData, instance_id: str) -> Choice:
@@ -61,13 +70,16 @@ def choose(data: SharedData, instance_id: str) -> Choice:
         if lists == "utboost"
         else "lists classified by running its tests before and after gold"
     )
+    pins = pins_for(repo, version)
+    pinned = f"; pinned: {', '.join(pins)} (released after the task)" if pins else ""
     return Choice(
         instance_id,
         repo,
         True,
-        f"Verified, {repo} {version} on Python {python}; {source}",
+        f"Verified, {repo} {version} on Python {python}; {source}{pinned}",
         lists,
         instance_id in data.flagged,
+        pins,
     )
 
 
@@ -97,6 +109,7 @@ def verified_selection(data: SharedData) -> dict[str, Any]:
                 "utboost_weak": c.utboost_weak,
                 "lists": c.lists,
                 "why": c.why,
+                **({"pins": list(c.pins)} if c.pins else {}),
             }
             for c in chosen
         ],

@@ -77,6 +77,20 @@ def test_the_selection_lists_tasks_left_out_and_counts_per_repository() -> None:
     assert selection["counts"]["selected"] == {"astropy/astropy": 1, "sympy/sympy": 2}
 
 
+def test_sphinx_3_tasks_hold_docutils_back_and_later_ones_do_not() -> None:
+    data = _data()
+    data.specs["sphinx-doc/sphinx"] = {"3.5": {"python": "3.9"}, "5.0": {"python": "3.9"}}
+    for number, version in ((400, "3.5"), (401, "5.0")):
+        instance_id = f"sphinx-doc__sphinx-{number}"
+        data.metadata[instance_id] = {"repo": "sphinx-doc/sphinx", "version": version}
+
+    tasks = {t["instance_id"]: t for t in verified_selection(data)["tasks"]}
+
+    assert tasks["sphinx-doc__sphinx-400"]["pins"] == ["docutils<0.18"]
+    assert "pinned: docutils<0.18" in tasks["sphinx-doc__sphinx-400"]["why"]
+    assert "pins" not in tasks["sphinx-doc__sphinx-401"]
+
+
 def test_a_reserved_task_is_never_selected_even_if_the_data_holds_it() -> None:
     data = _data()
     reserved = sorted(RESERVED)[0]
