@@ -38,6 +38,7 @@ def _data() -> SharedData:
         "django/django": {"4.0": {"python": "3.11"}},
     }
     data.lists["sympy__sympy-100"] = TestLists(["test_a"], ["test_b"])
+    data.lists["sympy__sympy-101"] = TestLists([], ["test_b"])  # lists without F2P: not used
     data.flagged.add("sympy__sympy-101")
     return data
 
