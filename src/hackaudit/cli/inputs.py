@@ -5,9 +5,10 @@ external pass@1 figures laid over the tasks' own. Given instance ids, only those
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from hackaudit.cli.report_summary import Rejected
 from hackaudit.shared.contracts import Task
 from hackaudit.shared.ingest import IngestProblem, TaskSource, load_task_sources
 from hackaudit.shared.ingest.pass_at_1 import read_pass_at_1, with_pass_at_1
@@ -82,13 +83,8 @@ class FileCheck:
 
 
 def rejected_json(problem: IngestProblem) -> dict[str, object]:
-    return {
-        "file": problem.file or problem.source,
-        "position": problem.position,
-        "instance_id": problem.instance_id,
-        "field": problem.field,
-        "reason": problem.message,
-    }
+    """A rejected row as `dataset/rejected.jsonl` holds it."""
+    return asdict(Rejected.of(problem))
 
 
 def file_checks(ingested: Ingested) -> tuple[list[FileCheck], list[IngestProblem]]:
@@ -108,4 +104,7 @@ def file_checks(ingested: Ingested) -> tuple[list[FileCheck], list[IngestProblem
             unplaced.append(problem)
         else:
             check.rejected.append(problem)
-    return list(checks.values()), unplaced
+    # Every row given ends valid or rejected, a line that is no row at all (not JSON) included.
+    counted = [replace(c, rows_read=max(c.rows_read, c.valid + len(c.rejected)))
+               for c in checks.values()]  # fmt: skip
+    return counted, unplaced

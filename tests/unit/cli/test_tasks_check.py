@@ -44,7 +44,7 @@ def test_rejected_rows_are_one_line_each_and_exit_3_with_the_same_json(tmp_path:
 
     assert code == 3, out
     n = len(good)
-    assert f"{path}: {n + 1} row(s) read, {n} valid, 2 rejected" in out
+    assert f"{path}: {n + 2} row(s) read, {n} valid, 2 rejected" in out  # the bad line too
     assert f"rejected: {path}:line {n + 1} [calc__calc-9] FAIL_TO_PASS:" in out
     assert f"rejected: {path}:line {n + 2}: not valid JSON" in out
 
@@ -52,17 +52,17 @@ def test_rejected_rows_are_one_line_each_and_exit_3_with_the_same_json(tmp_path:
     assert code == 3
     document = json.loads(out)
     [file] = document["files"]
-    assert (file["file"], file["rows_read"], file["valid"]) == (str(path), n + 1, n)
+    assert (file["file"], file["rows_read"], file["valid"]) == (str(path), n + 2, n)
     first, second = file["rejected"]
-    assert first == {
+    assert first == {  # as dataset/rejected.jsonl holds it
         "file": str(path),
-        "position": f"line {n + 1}",
+        "line": n + 1,
         "instance_id": "calc__calc-9",
         "field": "FAIL_TO_PASS",
         "reason": first["reason"],
     }
     assert "empty" in first["reason"]
-    assert (second["position"], second["instance_id"]) == (f"line {n + 2}", None)
+    assert (second["line"], second["instance_id"]) == (n + 2, None)
     assert (document["valid"], document["rejected"], document["exit_code"]) == (n, 2, 3)
 
 
