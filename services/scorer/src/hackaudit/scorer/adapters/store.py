@@ -19,14 +19,18 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import duckdb
 
-from hackaudit.scorer.domain.audit import IN_FLIGHT, AuditState, Stage
+from hackaudit.scorer.domain.audit import IN_FLIGHT, UNFINISHED, AuditState, Stage, stop
 from hackaudit.shared.contracts import TaskScored
 from hackaudit.shared.errors import HackauditError, TransientError
+from hackaudit.shared.logs import get_logger
+
+log = get_logger("hackaudit.scorer.store")
 
 WRITE_WAIT_S = 30.0  # a save waits this long for readers to let go before the message is retried
 READ_WAIT_S = 10.0  # a reader waits this long for a save to finish
@@ -49,6 +53,17 @@ class StaleAuditError(TransientError):
     """Another scorer saved this audit after this one loaded it: take the step again."""
 
 
+@dataclass(frozen=True)
+class StoppedAudits:
+    """The audits `stop_unfinished` marked stopped, by correlation id."""
+
+    correlation_ids: tuple[str, ...] = ()
+
+    @property
+    def count(self) -> int:
+        return len(self.correlation_ids)
+
+
 class AuditStore(Protocol):
     def load(self, correlation_id: str) -> AuditState | None: ...
     def save(self, state: AuditState) -> None: ...
@@ -59,6 +74,11 @@ class AuditStore(Protocol):
 
     def queued(self, limit: int | None) -> list[str]:
         """The correlation ids of up to `limit` (None: all) queued audits, first queued first."""
+        ...
+
+    def stop_unfinished(self) -> StoppedAudits:
+        """Mark every queued or in-flight audit stopped (`Stage.STOPPED`), all at once: a run
+        that starts afresh gives up on what an earlier, stopped run left unfinished."""
         ...
 
 
@@ -81,6 +101,12 @@ class InMemoryAuditStore:
     def queued(self, limit: int | None) -> list[str]:
         found = [cid for cid, s in self._states.items() if s.stage is Stage.QUEUED]
         return found if limit is None else found[:limit]
+
+    def stop_unfinished(self) -> StoppedAudits:
+        stopped = tuple(cid for cid, s in self._states.items() if s.stage in UNFINISHED)
+        for cid in stopped:
+            self._states[cid] = stop(self._states[cid])
+        return StoppedAudits(stopped)
 
 
 SCHEMA = """
@@ -211,6 +237,28 @@ class DuckDBAuditStore:
             ).fetchall()
         return [str(r[0]) for r in rows]
 
+    def stop_unfinished(self) -> StoppedAudits:
+        with self._lock, self._connect() as db:
+            db.execute("BEGIN TRANSACTION")
+            rows = db.execute(
+                "SELECT correlation_id, state FROM audits WHERE list_contains(?, stage)"
+                " ORDER BY updated_at, correlation_id",
+                [sorted(s.value for s in UNFINISHED)],
+            ).fetchall()
+            for cid, text in rows:
+                state = stop(AuditState.model_validate_json(text))
+                db.execute(
+                    "UPDATE audits SET stage = ?, state = ?, version = version + 1"
+                    " WHERE correlation_id = ?",
+                    [state.stage.value, state.model_dump_json(), cid],
+                )
+            db.execute("COMMIT")
+        stopped = StoppedAudits(tuple(str(cid) for cid, _ in rows))
+        for cid in stopped.correlation_ids:
+            self._loaded.pop(cid, None)
+        log.info("unfinished audits stopped", stopped=stopped.count, store=str(self._path))
+        return stopped
+
     def close(self) -> None:
         """Nothing stays open between operations; kept so a service can close any store."""
 
@@ -246,3 +294,10 @@ def read_verdict_counts(path: Path, *, wait_s: float = READ_WAIT_S) -> Counter[s
             "FROM scores GROUP BY instance_id) GROUP BY verdict"
         ).fetchall()
     return Counter({str(verdict): int(n) for verdict, n in rows})
+
+
+def read_stage_counts(path: Path, *, wait_s: float = READ_WAIT_S) -> Counter[str]:
+    """Every audit in the store counted by its stage (`Stage` values, `stopped` included)."""
+    with _reading(path, wait_s) as db:
+        rows = db.execute("SELECT stage, count(*) FROM audits GROUP BY stage").fetchall()
+    return Counter({str(stage): int(n) for stage, n in rows})

@@ -54,6 +54,9 @@ class Stage(StrEnum):
     ATTACK = "attack"
     JUDGE = "judge"  # the attack is in (kept in `attack`); waiting for the judge's answer
     SCORED = "scored"
+    # Left unfinished (queued or in flight) by a one-shot run that was stopped; marked so when
+    # the next such run starts on the same store. Never admitted; its messages change nothing.
+    STOPPED = "stopped"
 
 
 class AuditState(BaseModel):
@@ -79,6 +82,15 @@ class AuditState(BaseModel):
 
 # Audits between admission and their verdict: each holds sandbox runs or an attack.
 IN_FLIGHT = frozenset({Stage.SANITY, Stage.ATTACK, Stage.JUDGE})
+# Audits a one-shot run stops following when it is stopped: queued or in flight.
+UNFINISHED = IN_FLIGHT | {Stage.QUEUED}
+
+
+def stop(state: AuditState) -> AuditState:
+    """An unfinished audit given up on (`Stage.STOPPED`); any other audit as it is."""
+    if state.stage not in UNFINISHED:
+        return state
+    return state.model_copy(update={"stage": Stage.STOPPED})
 
 
 def begin(msg: TaskIngested) -> AuditState:
@@ -131,6 +143,8 @@ def reference_runs(state: AuditState) -> list[Message]:
 def on_run(
     state: AuditState, run: RunCompleted, policy: ScoringPolicy
 ) -> tuple[AuditState, list[Message]]:
+    if state.stage is Stage.STOPPED:
+        return state, []  # a run of an audit given up on: nobody follows it
     if state.stage is Stage.QUEUED and run.purpose in (RunPurpose.GOLD, RunPurpose.EMPTY):
         # Its runs were sent and the scorer died before saving its start: it has started. (The
         # runs sent again when it is admitted would be dropped as copies, their result lost.)
@@ -200,6 +214,8 @@ def on_attack(
     state: AuditState, attack: AttackCompleted, policy: ScoringPolicy
 ) -> tuple[AuditState, list[Message]]:
     """Score the attack, or first ask the judge about its candidates when the audit says to."""
+    if state.stage is Stage.STOPPED:
+        return state, []
     if state.stage is Stage.JUDGE and state.attack is not None:
         request = agreement.judge_request(state.correlation_id, state.task, state.attack)
         return state, [request] if request is not None else []  # resent: the bus drops it

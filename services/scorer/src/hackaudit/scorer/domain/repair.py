@@ -19,7 +19,7 @@ their keys.
 
 from __future__ import annotations
 
-from hackaudit.scorer.domain.audit import AuditState
+from hackaudit.scorer.domain.audit import AuditState, Stage
 from hackaudit.shared.contracts import (
     Candidate,
     CandidateOutcome,
@@ -154,7 +154,7 @@ def reaudit(state: AuditState, done: RepairCompleted) -> TaskIngested | None:
 def on_repair(state: AuditState, done: RepairCompleted) -> tuple[AuditState, list[Message]]:
     """The repairer's answer to this audit's request: keep it, and re-audit what it hardened."""
     asked = state.repair_request
-    if asked is None or done.instance_id != state.task.instance_id:
+    if state.stage is Stage.STOPPED or asked is None or done.instance_id != state.task.instance_id:
         return state, []  # not an answer to a request of this audit
     if state.repair is None:
         state = state.model_copy(update={"repair": done})
