@@ -11,16 +11,19 @@ from contextlib import AsyncExitStack
 from rich.console import Console
 from rich.progress import Progress
 
-from hackaudit.cli import progress, runtime, services
+from hackaudit.cli import progress, report_store, runtime, services
 from hackaudit.cli.bars import bars_columns
 from hackaudit.cli.report_model import TaskReport
 from hackaudit.cli.report_summary import hackaudit_version
+from hackaudit.scorer.adapters.store import DuckDBAuditStore
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import AuditOptions, Task, TaskIngested
+from hackaudit.shared.logs import get_logger
 from hackaudit.shared.service import running
 from hackaudit.shared.settings import BusSettings
 
 err = Console(stderr=True, soft_wrap=True)  # a progress line stays one line in a log
+log = get_logger("hackaudit.cli")
 
 
 async def run_audit(
@@ -76,6 +79,8 @@ async def follow_audit(
     )
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     with runtime.bus_url(settings) as url:
+        if not settings.nats_url:
+            await forget_earlier_run(url, settings)
         async with AsyncExitStack() as stack:
             for build in builders.values():
                 await stack.enter_async_context(running(url, build(settings), settings))
@@ -88,6 +93,24 @@ async def follow_audit(
                 await bus.publish(publisher, subjects.TASK_INGESTED, msg)
             await follow(tracker)
     return tracker
+
+
+async def forget_earlier_run(url: str, settings: BusSettings) -> None:
+    """Before the services of a run on its own embedded bus start: the audits an earlier,
+    stopped run left queued or in flight are marked stopped in the results store (they would
+    hold this run's places in flight), and that run's pending messages are dropped from the work
+    stream (they would spend sandbox time on audits nobody follows). `hackaudit up` and a run on
+    a given bus (`NATS_URL`) carry their audits across a restart instead."""
+    path = report_store.store_path(settings)
+    if path.is_file():
+        stopped = DuckDBAuditStore(path).stop_unfinished()
+        if stopped.count:
+            err.print(
+                f"{stopped.count} audit(s) left unfinished by an earlier run marked stopped",
+                highlight=False,
+            )
+    dropped = await runtime.purge_work(url)
+    log.info("earlier run forgotten", dropped_messages=dropped, store=str(path))
 
 
 async def show_plain_progress(tracker: progress.AuditTracker, limit_s: float) -> None:

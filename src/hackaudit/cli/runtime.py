@@ -78,6 +78,23 @@ async def connect(url: str) -> Client:
         raise BusUnavailableError(f"cannot reach NATS at {url}: {exc}") from exc
 
 
+async def purge_work(url: str) -> int:
+    """Drop every message kept in the work stream (not the dead letters): a one-shot run on its
+    own bus starts afresh, so an earlier, stopped run's pending work is not delivered again.
+    How many messages were dropped (0 when there is no stream yet)."""
+    nc = await connect(url)
+    try:
+        js = nc.jetstream()
+        try:
+            info = await js.stream_info(subjects.STREAM)
+        except NotFoundError:
+            return 0
+        await js.purge_stream(subjects.STREAM)
+        return int(info.state.messages)
+    finally:
+        await nc.close()
+
+
 @contextlib.asynccontextmanager
 async def publisher(url: str, settings: BusSettings) -> AsyncIterator[NatsBroker]:
     """A connected broker with the topology declared, for publishing only."""

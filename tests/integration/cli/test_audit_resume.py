@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from hackaudit.scorer.adapters.store import read_results
+from hackaudit.scorer.domain.audit import UNFINISHED, Stage
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
 
@@ -82,16 +83,24 @@ def test_a_stopped_audit_resumed_skips_the_tasks_already_scored(tmp_path: Path) 
     before = read_results(store)
     scored = {s.task.instance_id for s in before if s.scored is not None}
     assert scored and scored < set(ids), "the stop should leave some task unscored"
+    left = {s.correlation_id for s in before if s.stage in UNFINISHED}
+    assert left, "the stop should leave an audit queued or in flight"
 
     out = tmp_path / "report"
+    # One place in flight again: an audit the first run left in flight, were it still counted,
+    # would hold it, and this run would never start its own.
     done = subprocess.run(
         [*HACKAUDIT, "audit", str(tasks), *BUDGET, "--out", str(out), "--resume"],
-        cwd=tmp_path, env=_env(tmp_path), stdin=subprocess.DEVNULL, capture_output=True,
-        text=True, timeout=180, check=False,
+        cwd=tmp_path, env=_env(tmp_path, HACKAUDIT_SCORER_AUDITS_IN_FLIGHT="1"),
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
 
     assert done.returncode == 0, done.stderr[-3000:]
     said = " ".join(done.stderr.split())
+    assert f"{len(left)} audit(s) left unfinished by an earlier run marked stopped" in said
+    after = {s.correlation_id: s for s in read_results(store)}
+    assert {cid: after[cid].stage for cid in left} == dict.fromkeys(left, Stage.STOPPED)
+    assert not [s for s in after.values() if s.stage in UNFINISHED]
     assert (
         f"resuming: {len(scored)} of {len(ids)} task(s) already scored with the same inputs, "
         f"budget and version; auditing {len(ids) - len(scored)}"
