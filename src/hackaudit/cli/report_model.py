@@ -36,6 +36,8 @@ class TaskReport:
     # what the repairer did; `repair` alone when the repair hardened nothing.
     before: TaskReport | None = None
     repair: RepairCompleted | None = None
+    # Why the task has no verdict, when its audit says so (its audit was stopped); "" otherwise.
+    unfinished: str = ""
 
 
 def evidence_path(folder: str, candidate: Candidate) -> str:

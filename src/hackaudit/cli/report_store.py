@@ -1,9 +1,10 @@
 """The report's items from the scorer's results store, so a report can be written at any time:
 while `hackaudit up` runs, or after. A store holds every audit it ever ran (correlation ids
 `<audit>/<instance>` or `submit/<instance>`); a task is reported by its latest scored audit, or by
-its latest audit when none has been scored yet (it shows as not finished). A verdict stored by a
-scorer that predates `TaskScored.unverified` gets its account here, from its own attack and
-options with the scorer's own function, so no report shows it as a bare KEEP.
+its latest audit when none has been scored yet (it shows as not finished; an audit a stopped
+one-shot run left unfinished, marked stopped when the next one started, says so). A verdict
+stored by a scorer that predates `TaskScored.unverified` gets its account here, from its own
+attack and options with the scorer's own function, so no report shows it as a bare KEEP.
 
 `resumable` is what `audit --resume` skips: the tasks whose latest finished audit ran on the same
 task, options and hackaudit version, with the report items those audits give.
@@ -11,15 +12,21 @@ task, options and hackaudit version, with the report items those audits give.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from hackaudit.cli.report_model import TaskReport
 from hackaudit.scorer.adapters.store import read_results
 from hackaudit.scorer.app import ScorerSettings
-from hackaudit.scorer.domain.audit import AuditState
+from hackaudit.scorer.domain.audit import AuditState, Stage
 from hackaudit.scorer.domain.unverified import account
 from hackaudit.shared.contracts import AuditOptions, Task, TaskScored, Verdict
 from hackaudit.shared.settings import BusSettings
+
+STOPPED = (
+    "its audit was stopped: the run that audited it was stopped before its verdict, and a later "
+    "run gave it up (audit it again, e.g. with `hackaudit audit --resume`)"
+)
 
 
 def store_path(bus: BusSettings | None = None, scorer: ScorerSettings | None = None) -> Path:
@@ -42,10 +49,14 @@ def latest_per_task(states: list[AuditState]) -> list[TaskReport]:
     items = []
     for instance_id, state in sorted(chosen.items()):
         first = by_id.get(state.repaired_from) if state.repaired_from else None
-        if first is None:
-            items.append(TaskReport(instance_id, state.scored, state.attack, repair=state.repair))
-        else:
-            items.append(_reaudit_item(first, state))
+        item = (
+            TaskReport(instance_id, state.scored, state.attack, repair=state.repair)
+            if first is None
+            else _reaudit_item(first, state)
+        )
+        if state.scored is None and state.stage is Stage.STOPPED:
+            item = replace(item, unfinished=STOPPED)
+        items.append(item)
     return items
 
 

@@ -177,7 +177,7 @@ def verdict_as_audited(item: TaskReport) -> str:
 
 def error_reason(item: TaskReport, unaudited: dict[str, str]) -> str:
     """Why a task without a verdict has none."""
-    return unaudited.get(item.instance_id, NOT_FINISHED)
+    return item.unfinished or unaudited.get(item.instance_id, NOT_FINISHED)
 
 
 def headline(

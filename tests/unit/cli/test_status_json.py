@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hackaudit.scorer.adapters.store import DuckDBAuditStore
+from hackaudit.scorer.handlers import ScorerHandlers
 from hackaudit.shared.nats_server import free_port
+from tests.unit.scorer.test_admission import ingested
+from tests.unit.scorer.test_scorer_died_before_sending import POLICY, DiesOnce
 
 RUN = "from hackaudit.cli.main import run; run()"
 TASKS = Path(__file__).parents[3] / "examples" / "tasks" / "semverlite.jsonl"
@@ -41,6 +45,23 @@ def test_status_json_is_one_document_of_the_tables_facts(nats_url: str, tmp_path
     assert document["dead_letters"] == [] and document["metrics_endpoints"] == []
     # no results store yet: no counts, and why
     assert document["verdicts"] is None and document["verdicts_note"]
+    assert document["audits_by_stage"] is None
+
+
+async def test_status_shows_stopped_audits_under_their_own_name(
+    nats_url: str, tmp_path: Path
+) -> None:
+    store = DuckDBAuditStore(tmp_path / "results.duckdb")
+    handlers = ScorerHandlers(store, DiesOnce(), POLICY, in_flight=1)
+    for n in (1, 2):
+        await handlers.task_ingested(ingested(n))
+    store.stop_unfinished()
+
+    done = _status(nats_url, tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    stages = json.loads(done.stdout)["audits_by_stage"]
+    assert stages["stopped"] == 2 and stages["queued"] == stages["sanity"] == 0
 
 
 def test_status_json_with_no_bus_is_one_error_line(tmp_path: Path) -> None:

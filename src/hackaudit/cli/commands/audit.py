@@ -245,7 +245,7 @@ def report_from_store(
     rejected = [Rejected.of(p) for p in ingested.problems] if ingested else []
     # Audits in the store that have no verdict yet (running, or stopped), and tasks submitted
     # but never seen by the scorer: listed without a verdict, as ERROR, with why.
-    pending = {i.instance_id: IN_PROGRESS for i in items if i.scored is None}
+    pending = {i.instance_id: i.unfinished or IN_PROGRESS for i in items if i.scored is None}
     if ingested is not None:
         known = {item.instance_id for item in items}
         pending |= {t.instance_id: NOT_IN_STORE

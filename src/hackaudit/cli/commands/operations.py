@@ -143,8 +143,10 @@ def status(
     except HackauditError as exc:
         raise fail(exc) from exc
     verdicts = _verdict_counts(settings)
+    audits = _audit_stages(settings)
     if as_json:
         document = _status_document(snapshot, verdicts, endpoints(settings.state_dir))
+        document["audits_by_stage"] = audits
         typer.echo(json.dumps(document, indent=2))
         return
     table = Table(title="stages (durable consumers)")
@@ -163,6 +165,12 @@ def status(
     console.print(stages)
     console.print(f"messages on the bus: {snapshot.messages}")
     _print_verdict_counts(verdicts)
+    if audits is not None:
+        table = Table(title="audits by stage (results store; stopped: left by a stopped run)")
+        for stage in audits:
+            table.add_column(stage, justify="right")
+        table.add_row(*(str(n) for n in audits.values()))
+        console.print(table)
     show_endpoints(console, settings.state_dir)
     if not snapshot.dead_letters:
         console.print("dead letters: none")
@@ -191,6 +199,20 @@ def _verdict_counts(settings: BusSettings) -> dict[str, int] | str:
     except ResultsStoreError as exc:
         return exc.reason
     return {verdict: counts.get(verdict, 0) for verdict in VERDICTS}
+
+
+def _audit_stages(settings: BusSettings) -> dict[str, int] | None:
+    """Every audit in the results store by its stage, `stopped` under its own name (None when
+    there is no store to read: `_verdict_counts` says why)."""
+    from hackaudit.cli.report_store import store_path
+    from hackaudit.scorer.adapters.store import ResultsStoreError, read_stage_counts
+    from hackaudit.scorer.domain.audit import Stage
+
+    try:
+        counts = read_stage_counts(store_path(settings))
+    except ResultsStoreError:
+        return None
+    return {stage.value: counts.get(stage.value, 0) for stage in Stage}
 
 
 def _status_document(
