@@ -15,6 +15,7 @@ import nats
 from faststream.nats import NatsBroker
 from nats.aio.client import Client
 from nats.js import JetStreamContext
+from nats.js.api import StreamInfo
 from nats.js.errors import NotFoundError
 
 from hackaudit.shared import bus, subjects
@@ -78,6 +79,14 @@ async def connect(url: str) -> Client:
         raise BusUnavailableError(f"cannot reach NATS at {url}: {exc}") from exc
 
 
+async def _work_stream(js: JetStreamContext) -> StreamInfo | None:
+    """The work stream's state; None before any service made it."""
+    try:
+        return await js.stream_info(subjects.STREAM)
+    except NotFoundError:
+        return None
+
+
 async def purge_work(url: str) -> int:
     """Drop every message kept in the work stream (not the dead letters): a one-shot run on its
     own bus starts afresh, so an earlier, stopped run's pending work is not delivered again.
@@ -85,9 +94,8 @@ async def purge_work(url: str) -> int:
     nc = await connect(url)
     try:
         js = nc.jetstream()
-        try:
-            info = await js.stream_info(subjects.STREAM)
-        except NotFoundError:
+        info = await _work_stream(js)
+        if info is None:
             return 0
         await js.purge_stream(subjects.STREAM)
         return int(info.state.messages)
@@ -169,9 +177,8 @@ async def snapshot(url: str, *, dead_letter_limit: int = 50) -> Snapshot:
     nc = await connect(url)
     try:
         js = nc.jetstream()
-        try:
-            info = await js.stream_info(subjects.STREAM)
-        except NotFoundError:
+        info = await _work_stream(js)
+        if info is None:
             return Snapshot(0, [], [], {})
         consumers = []
         for c in await js.consumers_info(subjects.STREAM):
