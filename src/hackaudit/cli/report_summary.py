@@ -119,6 +119,7 @@ class Headline:
     repaired: int  # FIX as audited, KEEP after repair
     still_fix: int  # FIX as audited and after
     dropped_after_repair: int  # FIX as audited, DROP after repair
+    repair_ran: bool  # a repair was asked for some task (else "after repair" says nothing)
     run: RunFacts
 
     @property
@@ -138,7 +139,9 @@ class Headline:
             f"Input: {self.rows} row(s): {self.tasks} task(s), {self.rejected} rejected; "
             f"verdicts as audited: {_counts(first)}.",
         ]
-        if self.repaired or self.still_fix or self.dropped_after_repair:
+        if not self.repair_ran:
+            lines.append("No repair ran in this audit: the verdicts are the audit's.")
+        else:
             lines.append(
                 f"After repair: {self.repaired} FIX → KEEP, {self.still_fix} still FIX, "
                 f"{self.dropped_after_repair} FIX → DROP; hackable "
@@ -212,6 +215,7 @@ def headline(
         repaired=moved[("FIX", "KEEP")],
         still_fix=moved[("FIX", "FIX")] + unmended,
         dropped_after_repair=moved[("FIX", "DROP")],
+        repair_ran=any(t.repair is not None or t.before is not None for t in tasks),
         run=RunFacts(
             hackaudit=hackaudit_version(),
             date=date,

@@ -187,3 +187,17 @@ def test_out_is_replaced_whole_and_never_over_something_else(
     with pytest.raises(FolderRefused, match="photos"):
         write_audit(other, items, None, missing_stages=[])
     assert (other / "cat.jpg").read_text() == "meow"
+
+
+def test_without_a_repair_the_headline_says_so_and_shows_no_figure_after_it(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "report"
+    write_audit(out, latest_per_task(sample_states()), None, missing_stages=[])
+    markdown = (out / "report.md").read_text()
+    assert "No repair ran in this audit" in markdown and "After repair" not in markdown
+    page = (out / "report.html").read_text()
+    assert 'id="hackable-after-repair"' not in page and 'id="repair-moves"' not in page
+    assert (
+        json.loads((out / "report.json").read_text())["summary"]["headline"]["repair_ran"] is False
+    )
