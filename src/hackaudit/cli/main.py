@@ -6,7 +6,6 @@ of commands lives in its own module under `hackaudit.cli.commands`."""
 from __future__ import annotations
 
 import enum
-from importlib import metadata
 from typing import Annotated
 
 import typer
@@ -26,6 +25,7 @@ from hackaudit.cli.commands import (
     tasks,
 )
 from hackaudit.cli.commands.terminal import err, fail
+from hackaudit.cli.report_summary import hackaudit_version
 from hackaudit.shared.logs import configure_logging
 from hackaudit.shared.settings import SettingsError
 
@@ -50,17 +50,9 @@ class LogLevel(enum.StrEnum):
     CRITICAL = "CRITICAL"
 
 
-def version() -> str:
-    """hackaudit's installed version (`0+unknown` when run from sources not installed)."""
-    try:
-        return metadata.version("hackaudit")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
-
-
 def _print_version(wanted: bool) -> None:
     if wanted:
-        typer.echo(f"hackaudit {version()}")
+        typer.echo(f"hackaudit {hackaudit_version()}")
         raise typer.Exit()
 
 

@@ -24,10 +24,11 @@ NOT_FINISHED = "the audit did not finish"
 
 
 def hackaudit_version() -> str:
+    """hackaudit's installed version (`0+unknown` when run from sources not installed)."""
     try:
         return version("hackaudit")
-    except PackageNotFoundError:  # run from a source tree that is not installed
-        return "unknown"
+    except PackageNotFoundError:
+        return "0+unknown"
 
 
 @dataclass(frozen=True)
