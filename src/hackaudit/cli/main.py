@@ -6,6 +6,8 @@ of commands lives in its own module under `hackaudit.cli.commands`."""
 from __future__ import annotations
 
 import enum
+import os
+import sys
 from typing import Annotated
 
 import typer
@@ -132,7 +134,12 @@ def run() -> None:
         raise SystemExit(1) from None
     except stops.Stopped as stop:
         err.print(f"stopped by {stop.signal_name}")
-        raise
+        # The services are stopped by now; a worker thread still blocked in a Docker call must
+        # not keep the process from exiting (its containers are labelled and swept at the next
+        # start), so the interpreter does not wait to join it.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(stop.code if isinstance(stop.code, int) else 1)
     except SettingsError as exc:  # a setting read after the check (a file changed meanwhile)
         raise SystemExit(fail(exc, 2).exit_code) from exc
     raise SystemExit(code if isinstance(code, int) else 0)
