@@ -85,3 +85,51 @@ def test_files_are_read_at_the_commit(history: tuple[Path, list[str]]) -> None:
     assert repo.read(commits[0], "VERSION") == "0\n"
     assert repo.read(commits[0], "absent.txt") is None
     assert repo.has_commit(commits[2]) and not repo.has_commit("ab" * 20)
+
+
+def test_blobs_the_mirror_lacks_are_left_out_and_head_stays_base_commit(
+    tmp_path: Path, history: tuple[Path, list[str]]
+) -> None:
+    upstream, _ = history
+    (upstream / "data").mkdir()
+    (upstream / "data" / "big table.dat").write_text("too big to mirror\n")
+    (upstream / "src.py").write_text("x = 1\n")
+    _git(upstream, "add", "-A")
+    _git(upstream, "commit", "-q", "-m", "data")
+    commit = _git(upstream, "rev-parse", "HEAD")
+    mirror = tmp_path / "mirror.git"
+    _git(tmp_path, "clone", "-q", "--bare", "--no-local", str(upstream), str(mirror))
+    _git(mirror, "repack", "-a", "-d", "-q")
+    big = _git(mirror, "rev-parse", f"{commit}:data/big table.dat")
+    _drop_object(mirror, big)
+    dest = tmp_path / "testbed"
+
+    assert GitRepoDir(mirror).absent_files(commit) == ["data/big table.dat"]
+    head = shallow_checkout(mirror, commit, dest, ["acme__widget-2"])
+
+    assert head == commit
+    assert not (dest / "data" / "big table.dat").exists()
+    assert (dest / "src.py").read_text() == "x = 1\n"
+    assert (dest / "VERSION").read_text() == "2\n"
+    assert _git(dest, "remote") == ""
+    assert _git(dest, "rev-list", "--count", "HEAD") == "1"
+    assert _git(dest, "status", "--porcelain") == ""
+
+
+def _drop_object(bare: Path, oid: str) -> None:
+    """Rewrite `bare`'s single pack without the object `oid`, as a mirror that lacks a blob."""
+    every = _git(bare, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)").split()
+    kept = [o for o in every if o != oid]
+    packs = bare / "objects" / "pack"
+    old = list(packs.iterdir())
+    subprocess.run(
+        ["git", "-C", str(bare), "pack-objects", "-q", str(packs / "pack")],
+        input="".join(f"{o}\n" for o in kept),
+        text=True,
+        check=True,
+        capture_output=True,
+    )
+    for path in old:
+        path.unlink()
+    gone = subprocess.run(["git", "-C", str(bare), "cat-file", "-e", oid], check=False)
+    assert gone.returncode != 0

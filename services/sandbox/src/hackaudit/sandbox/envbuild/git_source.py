@@ -6,6 +6,11 @@ gets a fresh repository holding exactly one commit, `base_commit`, fetched with 
 hash: HEAD and the branch `main` point at it, and there is no remote, no tag, no other ref. So
 no later commit — the upstream fix among them — can be reached from `/testbed`.
 
+A mirror may lack a few of its largest blobs (a data file too big to mirror). Then the commit
+and its trees are fetched without blobs, the absent paths are left out of the checkout
+(sparse checkout), every other blob is fetched, and the remote is removed again: HEAD is still
+`base_commit` and the absent files are logged by path (`envbuild.source.absent_files`).
+
 Git runs with no system or user configuration and none of the caller's `GIT_*` variables.
 """
 
@@ -18,8 +23,13 @@ from pathlib import Path
 
 from hackaudit.sandbox.envbuild.errors import CommitMissing, RepoNotFound, SourceError
 from hackaudit.sandbox.envbuild.snapshot import git_env, run_git
+from hackaudit.shared.logs import get_logger
 
-_UPLOAD_PACK = "git -c uploadpack.allowAnySHA1InWant=true upload-pack"
+log = get_logger(__name__)
+
+_UPLOAD_PACK = (
+    "git -c uploadpack.allowAnySHA1InWant=true -c uploadpack.allowFilter=true upload-pack"
+)
 
 
 def candidate_dirs(repos: Path, repo: str) -> list[Path]:
@@ -58,11 +68,31 @@ class GitRepoDir:
         done = self._git("show", f"{commit}:{path}")
         return done.stdout if done.returncode == 0 else None
 
-    def _git(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def absent_files(self, commit: str) -> list[str]:
+        """Paths of `commit`'s tree whose blobs this repository does not hold (sorted)."""
+        listing = self._git("ls-tree", "-r", "-z", "--full-tree", commit)
+        if listing.returncode != 0:
+            detail = listing.stderr[-300:]
+            raise SourceError(f"git ls-tree {commit} failed in {self.path}: {detail}")
+        paths_of: dict[str, list[str]] = {}
+        for entry in filter(None, listing.stdout.split("\0")):
+            meta, _, path = entry.partition("\t")
+            _mode, kind, oid = meta.split()
+            if kind == "blob":
+                paths_of.setdefault(oid, []).append(path)
+        if not paths_of:
+            return []
+        checked = self._git("cat-file", "--batch-check", stdin="".join(f"{o}\n" for o in paths_of))
+        lines = checked.stdout.splitlines()
+        missing = [line.split()[0] for line in lines if line.endswith(" missing")]
+        return sorted(path for oid in missing for path in paths_of.get(oid, []))
+
+    def _git(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         try:
             return subprocess.run(
                 ["git", "-c", "safe.directory=*", "-C", str(self.path), *args],
                 env=git_env(),
+                input=stdin,
                 capture_output=True,
                 text=True,
                 errors="replace",
@@ -75,31 +105,67 @@ class GitRepoDir:
 
 def shallow_checkout(repo_dir: Path, commit: str, dest: Path, instance_ids: Sequence[str]) -> str:
     """A new repository at `dest` whose only commit is `commit`, checked out; returns HEAD."""
-    if not GitRepoDir(repo_dir).has_commit(commit):
+    source = GitRepoDir(repo_dir)
+    if not source.has_commit(commit):
         raise CommitMissing(instance_ids, repo_dir=str(repo_dir), commit=commit)
+    absent = source.absent_files(commit)
     dest.mkdir(parents=True)
     _run(dest, "init", "-q", "-b", "main")
-    _run(
-        dest,
-        "-c",
-        "protocol.file.allow=always",
-        "fetch",
-        "-q",
-        "--depth",
-        "1",
-        "--no-tags",
-        "--upload-pack",
-        _UPLOAD_PACK,
-        str(repo_dir.resolve()),
-        commit,
-    )
-    _run(dest, "reset", "-q", "--hard", "FETCH_HEAD")
+    if absent:
+        _checkout_without(repo_dir.resolve(), commit, dest, absent)
+        log.warning(
+            "envbuild.source.absent_files",
+            repo_dir=str(repo_dir),
+            commit=commit,
+            tasks=list(instance_ids),
+            paths=absent,
+        )
+    else:
+        _run(
+            dest,
+            "-c",
+            "protocol.file.allow=always",
+            "fetch",
+            "-q",
+            "--depth",
+            "1",
+            "--no-tags",
+            "--upload-pack",
+            _UPLOAD_PACK,
+            str(repo_dir.resolve()),
+            commit,
+        )
+        _run(dest, "reset", "-q", "--hard", "FETCH_HEAD")
     (dest / ".git" / "FETCH_HEAD").unlink(missing_ok=True)
     shutil.rmtree(dest / ".git" / "hooks", ignore_errors=True)
     head = _run(dest, "rev-parse", "HEAD").strip()
     if head != commit and not head.startswith(commit):
         raise CommitMissing(instance_ids, repo_dir=str(repo_dir), commit=commit)
     return head
+
+
+def _checkout_without(repo_dir: Path, commit: str, dest: Path, absent: Sequence[str]) -> None:
+    """Check `commit` out of `repo_dir` leaving the `absent` paths out; no remote is left behind.
+
+    The commit and its trees come without blobs (a partial fetch); the checkout then fetches the
+    blobs it needs from the same repository, which the sparse pattern keeps off the absent ones.
+    """
+    _run(dest, "remote", "add", "origin", str(repo_dir))
+    _run(dest, "config", "remote.origin.uploadpack", _UPLOAD_PACK)
+    _run(dest, "config", "remote.origin.promisor", "true")
+    _run(dest, "config", "remote.origin.partialclonefilter", "blob:none")
+    _run(dest, "config", "protocol.file.allow", "always")
+    _run(dest, "fetch", "-q", "--depth", "1", "--no-tags", "--filter=blob:none", "origin", commit)
+    patterns = ["/*", *(f"!/{_glob_escaped(path)}" for path in absent)]
+    _run(dest, "sparse-checkout", "set", "--no-cone", *patterns)
+    _run(dest, "reset", "-q", "--hard", "FETCH_HEAD")
+    _run(dest, "remote", "remove", "origin")
+    _run(dest, "config", "--unset", "protocol.file.allow")
+
+
+def _glob_escaped(path: str) -> str:
+    """`path` as a literal sparse-checkout pattern (gitignore syntax)."""
+    return "".join(f"\\{c}" if c in "*?[]!#\\ " else c for c in path)
 
 
 def _run(repo: Path, *args: str) -> str:
