@@ -24,6 +24,7 @@ from hackaudit.cli.commands.options import (
     GoldRepeats,
     InstanceIds,
     PassAtOneFile,
+    Repair,
     ReportFolder,
     ReposDir,
     Rounds,
@@ -69,6 +70,7 @@ def audit(
     as_json: SummaryJson = False,
     instance_ids: InstanceIds = None,
     resume: Resume = False,
+    repair: Repair = True,
 ) -> None:
     """Audit task files end to end: every service in this process tree, until every task has a
     verdict; then a summary, the report, and every input row by verdict in `<out>/dataset/`
@@ -79,6 +81,8 @@ def audit(
     ingested = ingest(tasks, pass_at_1, instance_ids)
     settings = BusSettings()
     builders, missing = services.available()
+    if not repair:
+        builders.pop("repairer", None)
     if missing:
         err.print(
             "[yellow]Not built yet[/], so left out of this audit: "

@@ -22,6 +22,7 @@ from hackaudit.cli.commands.options import (
     Candidates,
     InstanceIds,
     PassAtOneFile,
+    Repair,
     Rounds,
     StopWhenHackable,
     TaskPaths,
@@ -88,13 +89,7 @@ def submit(
             "none is deployed, else the audits wait for it)."
         ),
     ] = True,
-    repair: Annotated[
-        bool,
-        typer.Option(
-            help="Send FIX tasks to the repairer service (it runs in `hackaudit up`) and "
-            "re-audit the hardened tasks; the FIX verdict is issued either way."
-        ),
-    ] = True,
+    repair: Repair = True,
     instance_ids: InstanceIds = None,
     allow_partial: AllowPartial = False,
 ) -> None:

@@ -101,6 +101,13 @@ PassAtOneFile = Annotated[
     ),
 ]
 PARTIAL_EXIT = 3  # some rows rejected or some tasks not audited: the figures cover fewer rows
+Repair = Annotated[
+    bool,
+    typer.Option(
+        help="Send FIX tasks to the repairer and re-audit the hardened tasks; the FIX verdict is "
+        "issued either way (--no-repair: the verdicts as audited only, sooner)."
+    ),
+]
 AllowPartial = Annotated[
     bool,
     typer.Option(
