@@ -20,6 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -128,6 +129,8 @@ CREATE TABLE IF NOT EXISTS scores (
     scored_at TIMESTAMP DEFAULT current_timestamp
 );
 ALTER TABLE audits ADD COLUMN IF NOT EXISTS version BIGINT DEFAULT 0;
+ALTER TABLE audits ADD COLUMN IF NOT EXISTS started_at TIMESTAMP;
+ALTER TABLE audits ADD COLUMN IF NOT EXISTS scored_at TIMESTAMP;
 """
 
 
@@ -188,20 +191,26 @@ class DuckDBAuditStore:
         with self._lock, self._connect() as db:
             db.execute("BEGIN TRANSACTION")
             row = db.execute(
-                "SELECT version FROM audits WHERE correlation_id = ?", [cid]
+                "SELECT version, started_at, scored_at FROM audits WHERE correlation_id = ?",
+                [cid],
             ).fetchone()
             stored = int(row[0]) if row else -1
+            started, scored = (row[1], row[2]) if row else (None, None)
             if stored != self._loaded.get(cid, -1):
                 db.execute("ROLLBACK")
                 self._loaded.pop(cid, None)
                 raise StaleAuditError(
                     f"audit {cid!r} was saved by another scorer since it was loaded"
                 )
+            # When the audit left the queue and when it was first scored, each kept once set.
             db.execute(
                 "INSERT OR REPLACE INTO audits (correlation_id, instance_id, stage, state, "
-                "version, updated_at) VALUES (?, ?, ?, ?, ?, current_timestamp)",
+                "version, updated_at, started_at, scored_at) VALUES (?, ?, ?, ?, ?, "
+                "current_timestamp, coalesce(?, CASE WHEN ? THEN current_timestamp END), "
+                "coalesce(?, CASE WHEN ? THEN current_timestamp END))",
                 [cid, state.task.instance_id, state.stage.value, state.model_dump_json(),
-                 stored + 1],
+                 stored + 1, started, state.stage is not Stage.QUEUED, scored,
+                 state.scored is not None],
             )  # fmt: skip
             if state.scored is not None:
                 s = state.scored
@@ -284,6 +293,35 @@ def read_results(path: Path, *, wait_s: float = READ_WAIT_S) -> list[AuditState]
     with _reading(path, wait_s) as db:
         rows = db.execute("SELECT state FROM audits ORDER BY updated_at, correlation_id").fetchall()
     return [AuditState.model_validate_json(r[0]) for r in rows]
+
+
+@dataclass(frozen=True)
+class AuditTimes:
+    """When an audit left the queue (its sanity runs asked for) and when it was first scored;
+    None when that has not happened (or the audit was stored before times were recorded)."""
+
+    instance_id: str
+    started_at: datetime | None
+    scored_at: datetime | None
+
+    @property
+    def seconds_to_verdict(self) -> float | None:
+        if self.started_at is None or self.scored_at is None:
+            return None
+        return (self.scored_at - self.started_at).total_seconds()
+
+
+def read_audit_times(path: Path, *, wait_s: float = READ_WAIT_S) -> dict[str, AuditTimes]:
+    """Every audit's times, by correlation id."""
+    with _reading(path, wait_s) as db:
+        columns = {r[0] for r in db.execute("DESCRIBE audits").fetchall()}
+        if "started_at" not in columns:  # a store written before times were recorded
+            rows = db.execute("SELECT correlation_id, instance_id, NULL, NULL FROM audits")
+        else:
+            rows = db.execute(
+                "SELECT correlation_id, instance_id, started_at, scored_at FROM audits"
+            )
+        return {str(c): AuditTimes(str(i), a, b) for c, i, a, b in rows.fetchall()}
 
 
 def read_verdict_counts(path: Path, *, wait_s: float = READ_WAIT_S) -> Counter[str]:
