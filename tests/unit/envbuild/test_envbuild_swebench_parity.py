@@ -111,3 +111,42 @@ def test_setup_py_keywords_and_computed_values() -> None:
     assert setup_py_declared(literal, ("t",)) == ("a>=1", "b")
     assert setup_py_declared(computed) == ()
     assert setup_py_declared("def (") == ()
+
+
+# Sphinx 4.x's pins (SWE-bench's spec): a `grep -q ... && sed ... || sed ...` chooses the edit by
+# what setup.py already says.
+GREP_THEN_ELSE = [
+    "grep -q 'sphinxcontrib-htmlhelp>=2.0.0' setup.py && "
+    "sed -i 's/sphinxcontrib-htmlhelp>=2.0.0/sphinxcontrib-htmlhelp>=2.0.0,<=2.0.4/' setup.py || "
+    "sed -i 's/sphinxcontrib-htmlhelp/sphinxcontrib-htmlhelp<=2.0.4/' setup.py",
+    "grep -q 'sphinxcontrib-serializinghtml>=1.1.5' setup.py && "
+    "sed -i 's/sphinxcontrib-serializinghtml>=1.1.5/sphinxcontrib-serializinghtml>=1.1.5,<=1.1.9/'"
+    " setup.py || "
+    "sed -i 's/sphinxcontrib-serializinghtml/sphinxcontrib-serializinghtml<=1.1.9/' setup.py",
+]
+
+
+def test_a_pin_chosen_by_grep_is_read_as_the_install_step_sees_it() -> None:
+    bare = "\n".join(
+        [
+            "install_requires = [",
+            "    'sphinxcontrib-htmlhelp',",
+            "    'sphinxcontrib-serializinghtml',",
+            "]",
+        ]
+    )
+    bounded = bare.replace("htmlhelp'", "htmlhelp>=2.0.0'").replace(
+        "serializinghtml'", "serializinghtml>=1.1.5'"
+    )
+
+    assert apply_sed_edits(bare, "setup.py", GREP_THEN_ELSE).split("\n")[1:3] == [
+        "    'sphinxcontrib-htmlhelp<=2.0.4',",
+        "    'sphinxcontrib-serializinghtml<=1.1.9',",
+    ]
+    assert apply_sed_edits(bounded, "setup.py", GREP_THEN_ELSE).split("\n")[1:3] == [
+        "    'sphinxcontrib-htmlhelp>=2.0.0,<=2.0.4',",
+        "    'sphinxcontrib-serializinghtml>=1.1.5,<=1.1.9',",
+    ]
+    # Another file's test and edits leave setup.py alone.
+    other = [c.replace("setup.py", "setup.cfg") for c in GREP_THEN_ELSE]
+    assert apply_sed_edits(bare, "setup.py", other) == bare

@@ -217,6 +217,11 @@ def _literal_strings(values: dict[str, ast.expr], name: str) -> list[str]:
 
 
 _SED = re.compile(r"^sed\s+-i\s+(['\"])s/((?:[^/\\]|\\.)*)/((?:[^/\\]|\\.)*)/(g?)\1\s+(\S+)$")
+# `grep -q 'X' FILE && sed -i ... FILE || sed -i ... FILE`: SWE-bench's pin that depends on
+# what the file already says.
+_GREP_THEN_ELSE = re.compile(
+    r"^grep\s+-q\s+(['\"])(.*?)\1\s+(\S+)\s+&&\s+(sed\s.*?)\s+\|\|\s+(sed\s.*)$"
+)
 
 
 def _literally(replacement: str) -> Callable[[re.Match[str]], str]:
@@ -227,23 +232,45 @@ def apply_sed_edits(text: str, path: str, commands: Sequence[str]) -> str:
     """`text` (the file at `path`) as the pre-install `sed -i 's/A/B/[g]' path` steps leave it.
 
     Only these simple substitutions are understood (a literal-ish pattern as a Python regular
-    expression, GNU sed's first-match-per-line unless `g`); other steps are ignored, so the
-    requirements read from the file are those the install step will see.
+    expression, GNU sed's first-match-per-line unless `g`), alone or chosen by a test of the
+    file, `grep -q 'X' path && sed ... || sed ...` (the first when the file holds a line
+    matching X, else the second); other steps are ignored, so the requirements read from the
+    file are those the install step will see.
     """
     for command in commands:
-        match = _SED.match(command.strip())
-        if match is None or match.group(5) != path:
-            continue
-        pattern, replacement = match.group(2), match.group(3).replace("\\/", "/")
-        count = 0 if match.group(4) else 1
-        try:
-            compiled = re.compile(pattern.replace("\\/", "/"))
-        except re.error:
-            continue
-        text = "\n".join(
-            compiled.sub(_literally(replacement), line, count=count) for line in text.split("\n")
-        )
+        command = command.strip()
+        chosen = _GREP_THEN_ELSE.match(command)
+        if chosen is not None:
+            if chosen.group(3) != path:
+                continue
+            found = _search(chosen.group(2), text)
+            command = chosen.group(4) if found else chosen.group(5)
+        text = _substituted(text, path, command.strip())
     return text
+
+
+def _search(pattern: str, text: str) -> bool:
+    """Whether some line of `text` matches grep's basic pattern (read as a Python one)."""
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        return any(pattern in line for line in text.split("\n"))
+    return any(compiled.search(line) for line in text.split("\n"))
+
+
+def _substituted(text: str, path: str, command: str) -> str:
+    match = _SED.match(command)
+    if match is None or match.group(5) != path:
+        return text
+    pattern, replacement = match.group(2), match.group(3).replace("\\/", "/")
+    count = 0 if match.group(4) else 1
+    try:
+        compiled = re.compile(pattern.replace("\\/", "/"))
+    except re.error:
+        return text
+    return "\n".join(
+        compiled.sub(_literally(replacement), line, count=count) for line in text.split("\n")
+    )
 
 
 def project_name(pyproject: str | None, setup_cfg: str | None, setup_py: str | None) -> str | None:
