@@ -90,3 +90,23 @@ def test_install_extras_are_read_from_the_command() -> None:
     assert install_extras("pip install -e .[dev, test]") == ("dev", "test")
     assert install_extras("python -m pip install -e .") == ()
     assert install_extras(None) == ()
+
+
+def test_a_semicolon_list_in_setup_cfg_is_split_but_a_marker_is_kept() -> None:
+    # astropy 3.1's setup.cfg, setuptools' older `list-semi` form
+    setup_cfg = (
+        "[options]\ninstall_requires = numpy>=1.13\n"
+        "[options.extras_require]\n"
+        "test = pytest-astropy; pytest-xdist; pytest-mpl\n"
+        "win = colorama; sys_platform == 'win32'\n"
+    )
+
+    assert declared_requirements(None, setup_cfg, ["test"]) == (
+        "numpy>=1.13",
+        "pytest-astropy",
+        "pytest-xdist",
+        "pytest-mpl",
+    )
+    assert declared_requirements(None, setup_cfg, ["win"])[1:] == (
+        "colorama; sys_platform == 'win32'",
+    )

@@ -159,9 +159,28 @@ def _setup_cfg_declared(text: str | None, extras: Sequence[str]) -> list[str]:
 
 
 def _cfg_list(value: str) -> list[str]:
-    """One requirement per line; comments (`# ...`, whole lines or trailing) are dropped."""
+    """One requirement per line; comments (`# ...`, whole lines or trailing) are dropped. A line
+    of requirements separated by semicolons (setuptools' older `list-semi` form, `a; b; c`) is
+    split, unless what follows the semicolon is an environment marker."""
     lines = (line.split(" #", 1)[0].strip() for line in value.replace(";\n", ";").splitlines())
-    return [line for line in lines if line and not line.startswith("#")]
+    found: list[str] = []
+    for line in lines:
+        if not line or line.startswith("#"):
+            continue
+        _, semicolon, rest = line.partition(";")
+        if semicolon and not _MARKER_VARIABLE.search(rest):
+            found += [part.strip() for part in line.split(";") if part.strip()]
+        else:
+            found.append(line)
+    return found
+
+
+# The variables of PEP 508 environment markers: a `;` before one of them starts a marker.
+_MARKER_VARIABLE = re.compile(
+    r"\b(python_version|python_full_version|os_name|sys_platform|platform_release|"
+    r"platform_system|platform_version|platform_machine|platform_python_implementation|"
+    r"implementation_name|implementation_version|extra)\b"
+)
 
 
 def setup_py_declared(text: str | None, extras: Sequence[str] = ()) -> tuple[str, ...]:
