@@ -1,0 +1,169 @@
+"""Turns a dataset-wide audit of SWE-bench Verified into the figures of docs/verified-audit.md.
+
+    .venv/bin/python examples/real/verified_audit.py figures --report REPORT_DIR \
+        [--store .hackaudit/results.duckdb] [--corpus .hackaudit/real-corpus] --out OUT_DIR
+
+Writes figures.json (every number), figures.md (the same as Markdown tables),
+hackaudit-flags.json and utboost-flags.json ({instance_id: bool} over the same audited, assessed
+tasks, for `hackaudit meta-analysis --flags FILE`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from realcorpus.figures import AuditTime, figures, flag_maps, task_facts  # noqa: E402
+from realcorpus.figures_markdown import markdown  # noqa: E402
+
+DATA = Path("/work/shared/data/swebench-verified")
+FLAGS = "swebench_verified_instance_flags.json"
+VERIFIED_SELECTION = HERE / "verified-selection.json"
+
+
+class BadInput(Exception):
+    """An input the figures cannot be computed from; its message is the one error line."""
+
+
+def _arguments(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("step", choices=["figures"])
+    parser.add_argument("--report", type=Path, required=True, help="the audit's report folder")
+    parser.add_argument("--store", type=Path, help="the results store (times, cost)")
+    parser.add_argument("--corpus", type=Path, help="the corpus build folder (its report.json)")
+    parser.add_argument("--selection", type=Path, default=VERIFIED_SELECTION)
+    parser.add_argument("--data", type=Path, default=DATA, help="the SWE-bench Verified data")
+    parser.add_argument("--out", type=Path, required=True, help="folder for the figures")
+    return parser.parse_args(argv)
+
+
+def _json(path: Path, option: str) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise BadInput(f"{option} {path}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"{option} {path}: {exc}") from None
+
+
+def _report(folder: Path) -> dict[str, Any]:
+    report = _json(folder / "report.json", "--report")
+    tasks = report.get("tasks") if isinstance(report, dict) else None
+    if not isinstance(tasks, list) or not all(
+        isinstance(t, dict) and isinstance(t.get("instance_id"), str) for t in tasks
+    ):
+        raise BadInput(
+            f"--report {folder / 'report.json'}: not a hackaudit report "
+            "('tasks' must list objects with an instance_id)"
+        )
+    return dict(report)
+
+
+def _instances(data: Path) -> dict[str, dict[str, Any]]:
+    flags = _json(data / FLAGS, "--data")
+    rows = flags.get("instances") if isinstance(flags, dict) else None
+    if not isinstance(rows, list):
+        raise BadInput(f"--data {data / FLAGS}: 'instances' must be a list")
+    return {str(r["instance_id"]): r for r in rows if isinstance(r, dict) and "instance_id" in r}
+
+
+def _selected(path: Path) -> list[str]:
+    selection = _json(path, "--selection")
+    tasks = selection.get("tasks") if isinstance(selection, dict) else None
+    if not isinstance(tasks, list) or not all(
+        isinstance(t, dict) and isinstance(t.get("instance_id"), str) for t in tasks
+    ):
+        raise BadInput(f"--selection {path}: 'tasks' must list objects with an instance_id")
+    return [t["instance_id"] for t in tasks]
+
+
+def _times(store: Path) -> list[AuditTime]:
+    import duckdb
+
+    from hackaudit.scorer.adapters.store import ResultsStoreError, read_audit_times
+
+    if not store.is_file():
+        raise BadInput(f"--store {store}: no such file")
+    try:
+        found = read_audit_times(store)
+    except ResultsStoreError as exc:
+        raise BadInput(f"--store {store}: {exc.reason}") from None
+    except duckdb.Error as exc:
+        raise BadInput(f"--store {store}: not a results store ({exc})") from None
+    return [AuditTime(t.instance_id, t.started_at, t.scored_at) for t in found.values()]
+
+
+def _errors(report: dict[str, Any]) -> dict[str, str]:
+    """Why each task of the report without a verdict has none."""
+    summary = report.get("summary") or {}
+    errors = {str(k): str(v) for k, v in (summary.get("errors") or {}).items()}
+    for row in report["tasks"]:
+        if row.get("verdict") == "ERROR" and row["instance_id"] not in errors:
+            errors[row["instance_id"]] = str(row.get("reason") or "no verdict")
+    return errors
+
+
+def meta_analysis_commands(out: Path, data: Path) -> list[str]:
+    """`hackaudit meta-analysis` on each flags file, against the leaderboard's resolved lists
+    and the human difficulty strata of the same shared data."""
+    shared = (
+        f"--resolved {data / 'swebench_verified_submissions_resolved.json'} --strata {data / FLAGS}"
+    )
+    return [
+        f"hackaudit meta-analysis {shared} --flags {out / name} --out {out / folder}"
+        for name, folder in (
+            ("hackaudit-flags.json", "meta-analysis-hackaudit"),
+            ("utboost-flags.json", "meta-analysis-utboost"),
+        )
+    ]
+
+
+def _figures(args: argparse.Namespace) -> int:
+    report = _report(args.report)
+    instances = _instances(args.data)
+    selected = _selected(args.selection)
+    corpus = _json(args.corpus / "report.json", "--corpus") if args.corpus else None
+    times = _times(args.store) if args.store else None
+    rows = report["tasks"]
+    figs = figures(
+        rows,
+        instances,
+        selected=selected,
+        errors=_errors(report),
+        corpus=corpus,
+        times=times,
+        headline=(report.get("summary") or {}).get("headline"),
+    )
+    hackaudit, utboost = flag_maps(task_facts(rows, instances))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "figures.json").write_text(json.dumps(figs, indent=2) + "\n")
+    commands = meta_analysis_commands(args.out, args.data)
+    (args.out / "figures.md").write_text(markdown(figs, commands))
+    (args.out / "hackaudit-flags.json").write_text(json.dumps(hackaudit, indent=1) + "\n")
+    (args.out / "utboost-flags.json").write_text(json.dumps(utboost, indent=1) + "\n")
+    print(f"hackable as audited: {figs['hackable']['overall']['text']}")
+    if figs["headline_agrees"] is False:
+        print("warning: the report's headline counts a different k of n", file=sys.stderr)
+    if times is None:
+        print("no --store: the time figures are left out")
+    print(f"wrote {args.out}/figures.json, figures.md, hackaudit-flags.json, utboost-flags.json")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    args = _arguments(argv)
+    try:
+        return _figures(args)
+    except BadInput as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
