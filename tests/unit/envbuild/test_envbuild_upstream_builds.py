@@ -158,3 +158,36 @@ def test_an_image_for_another_python_gets_the_runner_user(
     text = engine.builds[0].dockerfile
     assert "FROM python:3.8-slim" in text
     assert "useradd --create-home --uid 1000" in text
+
+
+@pytest.mark.parametrize(
+    ("with_setup_py", "expected", "absent"),
+    [(False, "setuptools>=64", "setuptools~=62.6"), (True, "setuptools~=62.6", "setuptools>=64")],
+)
+def test_a_pyproject_only_repository_gets_a_setuptools_with_editable_wheels(
+    builder: EnvironmentBuilder,
+    wheels: FakeWheelSource,
+    repos: Path,
+    with_setup_py: bool,
+    expected: str,
+    absent: str,
+) -> None:
+    # pylint 2.15: no setup.py and `setuptools~=62.6`, which cannot install it in editable mode
+    repo = repos / "sympy" / "sympy"
+    repo.mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools~=62.6", "wheel~=0.37.1"]\n'
+        'build-backend = "setuptools.build_meta"\n[project]\nname = "sympy"\n'
+    )
+    if with_setup_py:  # an old setuptools installs it through setup.py: the pin is kept
+        (repo / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "pyproject")
+
+    [outcome] = build_images([_plain(_git(repo, "rev-parse", "HEAD"))], builder=builder)
+
+    assert outcome.status is BuildStatus.BUILT, outcome.reason
+    packages = set(wheels.calls[-1])
+    assert expected in packages and absent not in packages
+    assert "wheel~=0.37.1" in packages

@@ -47,6 +47,7 @@ from hackaudit.sandbox.envbuild.recipe import (
     ImageInputs,
     WheelFile,
     dockerfile,
+    editable_build_tools,
     editable_install,
     image_labels,
     image_tag,
@@ -317,6 +318,8 @@ class EnvironmentBuilder:
         if not spec.install:
             return with_build_tools(packages, None)
         build = build_requirements(read("pyproject.toml"))
+        if is_editable_install(editable_install(spec.install)) and read("setup.py") is None:
+            build = editable_build_tools(build)
         return with_build_tools(packages, spec.install, (*UPSTREAM_BUILD_TOOLS, *build))
 
     def _wheels_for(self, spec: _Spec, packages: tuple[str, ...], into: Path) -> list[Path]:

@@ -15,6 +15,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 # Bump when anything that shapes the image changes outside the Dockerfile text (the way the
 # source is copied and committed, the build context layout).
 RECIPE_VERSION = 1
@@ -85,6 +87,30 @@ def with_build_tools(
     named = {requirement_name(p) for p in packages}
     missing = tuple(tool for tool in tools if requirement_name(tool) not in named)
     return normalised_packages(packages + missing)
+
+
+# Editable wheels (PEP 660) came with setuptools 64; older ones install a project in editable
+# mode only through its setup.py.
+EDITABLE_SETUPTOOLS = "setuptools>=64"
+_LATER_SETUPTOOLS = ("64.0.0", "68.0.0", "75.0.0", "80.0.0")
+
+
+def editable_build_tools(build: tuple[str, ...]) -> tuple[str, ...]:
+    """A project's build requirements, for an editable install of a project without setup.py:
+    a setuptools pin that admits no release with editable wheels (`setuptools~=62.6`, pylint
+    2.15) becomes `setuptools>=64`, since pip has no other way to install it in editable mode."""
+    kept: list[str] = []
+    for requirement in build:
+        try:
+            parsed = Requirement(requirement)
+        except InvalidRequirement:
+            kept.append(requirement)
+            continue
+        too_old = requirement_name(parsed.name) == "setuptools" and not any(
+            parsed.specifier.contains(v) for v in _LATER_SETUPTOOLS
+        )
+        kept.append(EDITABLE_SETUPTOOLS if too_old else requirement)
+    return tuple(kept)
 
 
 def offline_install(command: str | None) -> str | None:
