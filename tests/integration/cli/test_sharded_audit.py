@@ -1,7 +1,8 @@
 """A sharded audit as a user with several machines runs it: `hackaudit up` of the scorer and the
 attacker on one bus, the sandbox tier as separate `hackaudit up --only sandbox` processes (each
 with its own state folder, as on its own machine, joined by `NATS_URL`), `submit` of the tasks,
-then `report` from the scorer's results store.
+then `report` from the scorer's results store, and `audit --resume` on the core's state folder,
+which takes the sharded run's audits as done.
 
 Every task ends with one verdict, both workers ran some of the runs, and the report gathers them.
 Real processes throughout: the CLI, nats-server, the real Docker engine.
@@ -63,7 +64,17 @@ def test_two_sandbox_workers_share_an_audit_and_one_report_gathers_it(tmp_path: 
     processes: list[subprocess.Popen[str]] = []
     try:
         core = _start(
-            ["up", "--only", "scorer", "--only", "attacker", "--port", str(free_port())],
+            [
+                "up",
+                "--only",
+                "scorer",
+                "--only",
+                "attacker",
+                "--only",
+                "judge",
+                "--port",
+                str(free_port()),
+            ],
             core_env,
             logs["core"],
         )
@@ -87,9 +98,7 @@ def test_two_sandbox_workers_share_an_audit_and_one_report_gathers_it(tmp_path: 
             )
 
         submit_env = base | {"NATS_URL": url}
-        submitted = cli(
-            submit_env, "submit", str(tasks), "-k", "2", "-r", "1", "--no-judge", "--no-repair"
-        )
+        submitted = cli(submit_env, "submit", str(tasks), "-k", "2", "-r", "1", "--no-repair")
         assert submitted.returncode == 0, submitted.stderr
         assert f"Submitted {len(ids)} task(s)" in submitted.stdout
 
@@ -126,3 +135,15 @@ def test_two_sandbox_workers_share_an_audit_and_one_report_gathers_it(tmp_path: 
     states = read_results(tmp_path / "core" / "results.duckdb")
     assert sorted(s.task.instance_id for s in states) == ids  # one audit each
     assert not (tmp_path / "w1" / "results.duckdb").exists()  # results live with the scorer
+
+    # The same audit run again with --resume on the core's store: nothing is left to run.
+    resumed = subprocess.run(
+        [*HACKAUDIT, "audit", str(tasks), "-k", "2", "-r", "1", "--no-repair", "--resume",
+         "--out", str(tmp_path / "resumed")],
+        env=core_env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    said = " ".join(resumed.stderr.split())
+    assert f"resuming: {len(ids)} of {len(ids)} task(s) already scored" in said
+    again = json.loads((tmp_path / "resumed" / "report.json").read_text())
+    assert {t["instance_id"]: t["verdict"] for t in again["tasks"]} == verdicts

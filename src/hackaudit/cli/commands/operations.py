@@ -31,6 +31,7 @@ from hackaudit.cli.commands.options import (
 from hackaudit.cli.commands.terminal import console, err, fail, ingest
 from hackaudit.cli.ops_status import EndpointStatus, endpoint_document, endpoints
 from hackaudit.cli.ops_status import show as show_endpoints
+from hackaudit.cli.report_summary import hackaudit_version
 from hackaudit.shared import bus, subjects
 from hackaudit.shared.contracts import TaskIngested
 from hackaudit.shared.errors import HackauditError
@@ -97,7 +98,14 @@ def submit(
     ingested = ingest(tasks, pass_at_1, instance_ids)
     settings = BusSettings()
     options = audit_options(
-        candidates, rounds, budget_seconds, stop_when_hackable, judge=judge, repair=repair
+        candidates,
+        rounds,
+        budget_seconds,
+        stop_when_hackable,
+        judge=judge,
+        repair=repair,
+        # recorded with each audit, so `audit --resume` and `report` take these audits as their own
+        hackaudit_version=hackaudit_version(),
     )
 
     async def publish_all() -> None:
