@@ -108,7 +108,7 @@ def test_blobs_the_mirror_lacks_are_left_out_and_head_stays_base_commit(
     head = shallow_checkout(mirror, commit, dest, ["acme__widget-2"])
 
     assert head == commit
-    assert not (dest / "data" / "big table.dat").exists()
+    assert (dest / "data" / "big table.dat").read_bytes() == b""  # there, empty
     assert (dest / "src.py").read_text() == "x = 1\n"
     assert (dest / "VERSION").read_text() == "2\n"
     assert _git(dest, "remote") == ""

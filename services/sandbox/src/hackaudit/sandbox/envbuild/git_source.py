@@ -9,7 +9,10 @@ no later commit — the upstream fix among them — can be reached from `/testbe
 A mirror may lack a few of its largest blobs (a data file too big to mirror). Then the commit
 and its trees are fetched without blobs, the absent paths are left out of the checkout
 (sparse checkout), every other blob is fetched, and the remote is removed again: HEAD is still
-`base_commit` and the absent files are logged by path (`envbuild.source.absent_files`).
+`base_commit` and the absent files are logged by path (`envbuild.source.absent_files`). Each
+absent file is written empty (git does not see it: it is outside the sparse checkout), so code
+that only looks a data file up by path at import time still imports (astropy's IERS-B table);
+a test that reads its content fails with and without any patch, and is no graded test.
 
 Git runs with no system or user configuration and none of the caller's `GIT_*` variables.
 """
@@ -161,6 +164,13 @@ def _checkout_without(repo_dir: Path, commit: str, dest: Path, absent: Sequence[
     _run(dest, "reset", "-q", "--hard", "FETCH_HEAD")
     _run(dest, "remote", "remove", "origin")
     _run(dest, "config", "--unset", "protocol.file.allow")
+    for path in absent:
+        placeholder = dest / path
+        placeholder.parent.mkdir(parents=True, exist_ok=True)
+        placeholder.write_bytes(b"")
+    # Git keeps the skip-worktree bit of a file present outside the sparse patterns only when
+    # told to expect such files; with it, git ignores the placeholders.
+    _run(dest, "config", "sparse.expectFilesOutsideOfPatterns", "true")
 
 
 def _glob_escaped(path: str) -> str:
