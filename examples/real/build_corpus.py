@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -36,7 +37,14 @@ from realcorpus.reserved import refuse_reserved  # noqa: E402
 from realcorpus.select import verified_selection  # noqa: E402
 from realcorpus.sources import load_shared  # noqa: E402
 
-DATA = Path("/work/shared/data/swebench-verified")
+from hackaudit.analysis.shared_data import locate_shared_data  # noqa: E402
+
+# The shared SWE-bench Verified data: HACKAUDIT_SHARED_DATA, else ../shared beside the checkout.
+DATA = (
+    locate_shared_data(HERE.parents[1], os.environ)
+    or locate_shared_data(Path.cwd(), os.environ)
+    or Path("../shared/data/swebench-verified")
+)
 VERIFIED_SELECTION = HERE / "verified-selection.json"
 
 
@@ -85,7 +93,12 @@ def _read_selection(path: Path) -> dict[str, Any] | None:
 
 
 def _select(args: argparse.Namespace) -> int:
-    selection = verified_selection(load_shared(args.data))
+    try:
+        shared = load_shared(args.data)
+    except (OSError, ValueError) as exc:
+        print(f"error: --data {args.data}: {exc}", file=sys.stderr)
+        return 2
+    selection = verified_selection(shared)
     args.output.write_text(json.dumps(selection, indent=2) + "\n")
     counts = selection["counts"]
     print(f"selected {len(selection['tasks'])}: {counts['selected']}")

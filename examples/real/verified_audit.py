@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,8 +23,16 @@ sys.path.insert(0, str(HERE))
 
 from realcorpus.figures import AuditTime, figures, flag_maps, task_facts  # noqa: E402
 from realcorpus.figures_markdown import markdown  # noqa: E402
+from realcorpus.publish import FILES, FOLDERS, slim_report  # noqa: E402
 
-DATA = Path("/work/shared/data/swebench-verified")
+from hackaudit.analysis.shared_data import locate_shared_data  # noqa: E402
+
+# The shared SWE-bench Verified data: HACKAUDIT_SHARED_DATA, else ../shared beside the checkout.
+DATA = (
+    locate_shared_data(HERE.parents[1], os.environ)
+    or locate_shared_data(Path.cwd(), os.environ)
+    or Path("../shared/data/swebench-verified")
+)
 FLAGS = "swebench_verified_instance_flags.json"
 VERIFIED_SELECTION = HERE / "verified-selection.json"
 
@@ -33,13 +43,15 @@ class BadInput(Exception):
 
 def _arguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=["figures"])
+    parser.add_argument("step", choices=["figures", "publish"])
     parser.add_argument("--report", type=Path, required=True, help="the audit's report folder")
     parser.add_argument("--store", type=Path, help="the results store (times, cost)")
     parser.add_argument("--corpus", type=Path, help="the corpus build folder (its report.json)")
     parser.add_argument("--selection", type=Path, default=VERIFIED_SELECTION)
     parser.add_argument("--data", type=Path, default=DATA, help="the SWE-bench Verified data")
-    parser.add_argument("--out", type=Path, required=True, help="folder for the figures")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="folder for the figures (publish: the report)"
+    )
     return parser.parse_args(argv)
 
 
@@ -156,10 +168,31 @@ def _figures(args: argparse.Namespace) -> int:
     return 0
 
 
+def _publish(args: argparse.Namespace) -> int:
+    """The report folder as committed: report.json slimmed, report.md, verdicts.jsonl and the
+    exploits' diffs copied; nothing else (no task rows, no HTML)."""
+    report = _report(args.report)
+    if args.out.resolve() == args.report.resolve():
+        raise BadInput(f"--out {args.out}: the report folder itself")
+    if args.out.exists():
+        shutil.rmtree(args.out)
+    args.out.mkdir(parents=True)
+    (args.out / "report.json").write_text(json.dumps(slim_report(report), indent=1) + "\n")
+    for name in FILES:
+        if (args.report / name).is_file():
+            shutil.copyfile(args.report / name, args.out / name)
+    for name in FOLDERS:
+        if (args.report / name).is_dir():
+            shutil.copytree(args.report / name, args.out / name)
+    size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
+    print(f"wrote {args.out} ({size / 1e6:.1f} MB)")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     args = _arguments(argv)
     try:
-        return _figures(args)
+        return _publish(args) if args.step == "publish" else _figures(args)
     except BadInput as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
