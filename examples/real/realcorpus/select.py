@@ -31,9 +31,13 @@ MIRRORED: tuple[str, ...] = (
 # The Pythons of the local Debian bases (bullseye 3.9, bookworm 3.11).
 PYTHONS: frozenset[str] = frozenset({"3.9", "3.11"})
 # Dependencies released after the task that its spec leaves open, held back by (repo, version
-# prefix): Sphinx 3.x asks for any docutils, and docutils 0.22 dropped `docutils.utils.roman`,
-# which Sphinx's LaTeX builder imports (every test that loads the builders fails on import).
-PINS: dict[tuple[str, str], tuple[str, ...]] = {("sphinx-doc/sphinx", "3."): ("docutils<0.18",)}
+# prefix): Sphinx 3.x and 4.0 ask for any docutils (4.1 on bound it below 0.18), and docutils
+# 0.22 dropped `docutils.utils.roman`, which Sphinx's LaTeX builder imports (every test that
+# loads the builders fails on import).
+PINS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("sphinx-doc/sphinx", "3."): ("docutils<0.18",),
+    ("sphinx-doc/sphinx", "4.0"): ("docutils<0.18",),
+}
 
 
 @dataclass(frozen=True)
