@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -133,3 +134,54 @@ def _drop_object(bare: Path, oid: str) -> None:
         path.unlink()
     gone = subprocess.run(["git", "-C", str(bare), "cat-file", "-e", oid], check=False)
     assert gone.returncode != 0
+
+
+def _with_submodule(tmp_path: Path) -> tuple[Path, str, str]:
+    """repos/acme/widget whose commit records acme/helpers at a commit, as a submodule."""
+    repos = tmp_path / "repos"
+    helpers = repos / "acme" / "helpers"
+    helpers.mkdir(parents=True)
+    _git(helpers, "init", "-q", "-b", "main")
+    (helpers / "ah.py").write_text("HELPED = True\n")
+    _git(helpers, "add", "-A")
+    _git(helpers, "commit", "-q", "-m", "helpers")
+    pinned = _git(helpers, "rev-parse", "HEAD")
+    (helpers / "ah.py").write_text("HELPED = 'later'\n")
+    _git(helpers, "commit", "-q", "-am", "later")
+    widget = repos / "acme" / "widget"
+    widget.mkdir(parents=True)
+    _git(widget, "init", "-q", "-b", "main")
+    (widget / "setup.py").write_text("import astropy_helpers\n")
+    (widget / ".gitmodules").write_text(
+        '[submodule "astropy_helpers"]\n\tpath = astropy_helpers\n'
+        "\turl = https://github.com/acme/helpers.git\n"
+    )
+    _git(widget, "add", "-A")
+    _git(widget, "update-index", "--add", "--cacheinfo", f"160000,{pinned},astropy_helpers")
+    _git(widget, "commit", "-q", "-m", "with helpers")
+    return repos, _git(widget, "rev-parse", "HEAD"), pinned
+
+
+def test_a_submodule_is_checked_out_at_its_commit_from_its_mirror(tmp_path: Path) -> None:
+    repos, commit, pinned = _with_submodule(tmp_path)
+    dest = tmp_path / "testbed"
+
+    head = shallow_checkout(repos / "acme" / "widget", commit, dest, ["acme__widget-3"], repos)
+
+    assert head == commit
+    assert (dest / "astropy_helpers" / "ah.py").read_text() == "HELPED = True\n"
+    assert _git(dest / "astropy_helpers", "rev-parse", "HEAD") == pinned
+    assert _git(dest / "astropy_helpers", "rev-list", "--count", "HEAD") == "1"
+    assert _git(dest, "status", "--porcelain") == ""
+
+
+def test_a_submodule_without_a_mirror_is_left_empty(tmp_path: Path) -> None:
+    repos, commit, _ = _with_submodule(tmp_path)
+    shutil.rmtree(repos / "acme" / "helpers")
+    dest = tmp_path / "testbed"
+
+    head = shallow_checkout(repos / "acme" / "widget", commit, dest, ["acme__widget-3"], repos)
+
+    assert head == commit
+    assert (dest / "setup.py").is_file()
+    assert not any((dest / "astropy_helpers").iterdir())

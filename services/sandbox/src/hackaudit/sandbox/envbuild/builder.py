@@ -290,7 +290,7 @@ class EnvironmentBuilder:
                 )
             testbed = work / "testbed"
             if spec.repo_dir is not None:
-                shallow_checkout(spec.repo_dir, spec.base_commit, testbed, ids)
+                shallow_checkout(spec.repo_dir, spec.base_commit, testbed, ids, self._repos)
             else:
                 assert spec.source is not None
                 checked_snapshot(spec.source, testbed, spec.base_commit, ids)

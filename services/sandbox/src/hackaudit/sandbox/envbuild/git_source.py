@@ -14,14 +14,22 @@ absent file is written empty (git does not see it: it is outside the sparse chec
 that only looks a data file up by path at import time still imports (astropy's IERS-B table);
 a test that reads its content fails with and without any patch, and is no graded test.
 
+Submodules (gitlinks in `base_commit`'s tree, with their URL in its `.gitmodules`) are taken
+from the repos folder the same way, each at its recorded commit, when a mirror of the URL's
+`<owner>/<name>` is there (astropy 3.x builds with its `astropy_helpers` submodule); one that is
+not there is logged (`envbuild.source.submodule_missing`) and left empty, as git leaves it.
+
 Git runs with no system or user configuration and none of the caller's `GIT_*` variables.
 """
 
 from __future__ import annotations
 
+import configparser
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from hackaudit.sandbox.envbuild.errors import CommitMissing, RepoNotFound, SourceError
@@ -90,6 +98,28 @@ class GitRepoDir:
         missing = [line.split()[0] for line in lines if line.endswith(" missing")]
         return sorted(path for oid in missing for path in paths_of.get(oid, []))
 
+    def submodules(self, commit: str) -> list[Submodule]:
+        """The gitlinks of `commit`'s tree that its `.gitmodules` names a URL for."""
+        listing = self._git("ls-tree", "-r", "-z", "--full-tree", commit)
+        links = {}
+        for entry in filter(None, listing.stdout.split("\0")):
+            meta, _, path = entry.partition("\t")
+            _mode, kind, oid = meta.split()
+            if kind == "commit":
+                links[path] = oid
+        if not links:
+            return []
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(self.read(commit, ".gitmodules") or "")
+        except configparser.Error:
+            return []
+        urls = {
+            parser.get(section, "path", fallback=""): parser.get(section, "url", fallback="")
+            for section in parser.sections()
+        }
+        return [Submodule(p, urls[p], c) for p, c in sorted(links.items()) if urls.get(p)]
+
     def _git(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         try:
             return subprocess.run(
@@ -106,8 +136,15 @@ class GitRepoDir:
             raise SourceError(f"git {args[0]} failed in {self.path}: {exc}") from exc
 
 
-def shallow_checkout(repo_dir: Path, commit: str, dest: Path, instance_ids: Sequence[str]) -> str:
-    """A new repository at `dest` whose only commit is `commit`, checked out; returns HEAD."""
+def shallow_checkout(
+    repo_dir: Path,
+    commit: str,
+    dest: Path,
+    instance_ids: Sequence[str],
+    repos: Path | None = None,
+) -> str:
+    """A new repository at `dest` whose only commit is `commit`, checked out; returns HEAD.
+    With `repos`, its submodules are checked out too, from the mirrors found there."""
     source = GitRepoDir(repo_dir)
     if not source.has_commit(commit):
         raise CommitMissing(instance_ids, repo_dir=str(repo_dir), commit=commit)
@@ -144,7 +181,49 @@ def shallow_checkout(repo_dir: Path, commit: str, dest: Path, instance_ids: Sequ
     head = _run(dest, "rev-parse", "HEAD").strip()
     if head != commit and not head.startswith(commit):
         raise CommitMissing(instance_ids, repo_dir=str(repo_dir), commit=commit)
+    if repos is not None:
+        for submodule in source.submodules(commit):
+            _check_out_submodule(submodule, dest, instance_ids, repos)
     return head
+
+
+def _check_out_submodule(
+    submodule: Submodule, dest: Path, instance_ids: Sequence[str], repos: Path
+) -> None:
+    name = repo_of_url(submodule.url)
+    try:
+        if name is None:
+            raise RepoNotFound(f"no <owner>/<name> in the submodule URL {submodule.url!r}")
+        found = find_repo_dir(repos, name)
+        where = dest / submodule.path
+        if where.is_dir() and not any(where.iterdir()):
+            where.rmdir()  # the empty directory git leaves for a submodule
+        shallow_checkout(found, submodule.commit, where, instance_ids, repos)
+    except SourceError as exc:
+        log.warning(
+            "envbuild.source.submodule_missing",
+            tasks=list(instance_ids),
+            path=submodule.path,
+            url=submodule.url,
+            commit=submodule.commit,
+            reason=str(exc)[:300],
+        )
+
+
+@dataclass(frozen=True)
+class Submodule:
+    path: str
+    url: str
+    commit: str
+
+
+_REPO_IN_URL = re.compile(r"[/:]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
+
+
+def repo_of_url(url: str) -> str | None:
+    """`https://github.com/astropy/astropy-helpers.git` -> `astropy/astropy-helpers`."""
+    match = _REPO_IN_URL.search(url.strip())
+    return f"{match.group(1)}/{match.group(2)}" if match else None
 
 
 def _checkout_without(repo_dir: Path, commit: str, dest: Path, absent: Sequence[str]) -> None:
