@@ -23,6 +23,7 @@ sys.path.insert(0, str(HERE))
 
 from realcorpus.figures import AuditTime, figures, flag_maps, task_facts  # noqa: E402
 from realcorpus.figures_markdown import markdown  # noqa: E402
+from realcorpus.lists_check import compare_lists, lists_markdown  # noqa: E402
 from realcorpus.publish import FILES, FOLDERS, slim_report  # noqa: E402
 
 from hackaudit.analysis.shared_data import locate_shared_data  # noqa: E402
@@ -43,16 +44,26 @@ class BadInput(Exception):
 
 def _arguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=["figures", "publish"])
-    parser.add_argument("--report", type=Path, required=True, help="the audit's report folder")
+    parser.add_argument("step", choices=["figures", "publish", "lists"])
+    parser.add_argument("--report", type=Path, help="the audit's report folder")
     parser.add_argument("--store", type=Path, help="the results store (times, cost)")
     parser.add_argument("--corpus", type=Path, help="the corpus build folder (its report.json)")
+    parser.add_argument(
+        "--classified",
+        type=Path,
+        help="lists: the build folder of the UTBoost rows classified again with blank lists",
+    )
     parser.add_argument("--selection", type=Path, default=VERIFIED_SELECTION)
     parser.add_argument("--data", type=Path, default=DATA, help="the SWE-bench Verified data")
     parser.add_argument(
         "--out", type=Path, required=True, help="folder for the figures (publish: the report)"
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.step in ("figures", "publish") and args.report is None:
+        parser.error(f"{args.step} needs --report REPORT_DIR")
+    if args.step == "lists" and (args.corpus is None or args.classified is None):
+        parser.error("lists needs --corpus DIR (UTBoost's lists) and --classified DIR")
+    return args
 
 
 def _json(path: Path, option: str) -> Any:
@@ -189,10 +200,44 @@ def _publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def _jsonl(path: Path, option: str) -> list[dict[str, Any]]:
+    try:
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    except FileNotFoundError:
+        raise BadInput(f"{option} {path}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"{option} {path}: {exc}") from None
+
+
+def _lists(args: argparse.Namespace) -> int:
+    """UTBoost's lists (the corpus rows that carry them) against the same rows classified here."""
+    selection = _json(args.selection, "--selection")
+    utboost = {t["instance_id"] for t in selection.get("tasks", []) if t.get("lists") == "utboost"}
+    official = [
+        r for r in _jsonl(args.corpus / "tasks.jsonl", "--corpus") if r["instance_id"] in utboost
+    ]
+    classified = _jsonl(args.classified / "tasks.jsonl", "--classified")
+    report = _json(args.classified / "report.json", "--classified")
+    failed = {
+        i: "; ".join((t.get("classification") or {}).get("problems") or t.get("problems") or [])
+        for i, t in (report.get("tasks") or {}).items()
+    }
+    found = compare_lists(official, classified, failed)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "lists.json").write_text(json.dumps(found, indent=1) + "\n")
+    (args.out / "lists.md").write_text(lists_markdown(found))
+    print(
+        f"compared {found['compared']}: FAIL_TO_PASS equal {found['f2p_equal']}, "
+        f"PASS_TO_PASS equal {found['p2p_equal']}; wrote {args.out}/lists.json, lists.md"
+    )
+    return 0
+
+
 def main(argv: list[str]) -> int:
     args = _arguments(argv)
     try:
-        return _publish(args) if args.step == "publish" else _figures(args)
+        steps = {"publish": _publish, "lists": _lists, "figures": _figures}
+        return steps[args.step](args)
     except BadInput as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
