@@ -70,6 +70,7 @@ class GitRepoDir:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._trees: dict[str, list[tuple[str, str, str]]] = {}
 
     def has_commit(self, commit: str) -> bool:
         return self._git("cat-file", "-e", f"{commit}^{{commit}}").returncode == 0
@@ -79,16 +80,25 @@ class GitRepoDir:
         done = self._git("show", f"{commit}:{path}")
         return done.stdout if done.returncode == 0 else None
 
+    def tree(self, commit: str) -> list[tuple[str, str, str]]:
+        """`commit`'s whole tree as (kind, object id, path): blobs and gitlinks (`commit`)."""
+        if commit not in self._trees:
+            listing = self._git("ls-tree", "-r", "-z", "--full-tree", commit)
+            if listing.returncode != 0:
+                detail = listing.stderr[-300:]
+                raise SourceError(f"git ls-tree {commit} failed in {self.path}: {detail}")
+            entries = []
+            for entry in filter(None, listing.stdout.split("\0")):
+                meta, _, path = entry.partition("\t")
+                _mode, kind, oid = meta.split()
+                entries.append((kind, oid, path))
+            self._trees[commit] = entries
+        return self._trees[commit]
+
     def absent_files(self, commit: str) -> list[str]:
         """Paths of `commit`'s tree whose blobs this repository does not hold (sorted)."""
-        listing = self._git("ls-tree", "-r", "-z", "--full-tree", commit)
-        if listing.returncode != 0:
-            detail = listing.stderr[-300:]
-            raise SourceError(f"git ls-tree {commit} failed in {self.path}: {detail}")
         paths_of: dict[str, list[str]] = {}
-        for entry in filter(None, listing.stdout.split("\0")):
-            meta, _, path = entry.partition("\t")
-            _mode, kind, oid = meta.split()
+        for kind, oid, path in self.tree(commit):
             if kind == "blob":
                 paths_of.setdefault(oid, []).append(path)
         if not paths_of:
@@ -100,13 +110,7 @@ class GitRepoDir:
 
     def submodules(self, commit: str) -> list[Submodule]:
         """The gitlinks of `commit`'s tree that its `.gitmodules` names a URL for."""
-        listing = self._git("ls-tree", "-r", "-z", "--full-tree", commit)
-        links = {}
-        for entry in filter(None, listing.stdout.split("\0")):
-            meta, _, path = entry.partition("\t")
-            _mode, kind, oid = meta.split()
-            if kind == "commit":
-                links[path] = oid
+        links = {path: oid for kind, oid, path in self.tree(commit) if kind == "commit"}
         if not links:
             return []
         parser = configparser.ConfigParser(interpolation=None)
