@@ -2,7 +2,9 @@
 
 Builds go through the engine's build API with `network_mode="none"` and `pull=False`: the base
 image must already be local, and nothing in a build step can reach the network. The build log is
-streamed; on failure its last lines travel with the error.
+streamed; on failure its last lines travel with the error. An engine that stops answering
+mid-call (the SDK then raises the HTTP library's connection errors, not its own) is an
+`EngineError` like any other refusal.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, BinaryIO
 
 import docker
 from docker.errors import DockerException, ImageNotFound
+from requests.exceptions import RequestException
 
 from hackaudit.sandbox.envbuild.errors import EngineError, ImageBuildFailed
 
@@ -31,7 +34,7 @@ class DockerImageEngine:
             return str(self._docker().images.get(ref).id)
         except ImageNotFound:
             return None
-        except DockerException as exc:
+        except (DockerException, RequestException) as exc:
             raise EngineError(f"looking up image {ref} failed: {exc}") from exc
 
     def build(self, context: BinaryIO, *, tag: str, labels: Mapping[str, str]) -> str:
@@ -59,7 +62,7 @@ class DockerImageEngine:
                 aux = chunk.get("aux")
                 if isinstance(aux, dict) and "ID" in aux:
                     image_id = str(aux["ID"])
-        except DockerException as exc:
+        except (DockerException, RequestException) as exc:
             raise ImageBuildFailed(tag, str(exc), list(log)) from exc
         return image_id or self.image_id(tag) or _missing(tag, log)
 
