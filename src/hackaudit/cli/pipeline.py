@@ -34,9 +34,11 @@ async def run_audit(
     *,
     limit_s: float,
     resumed: int = 0,
+    earlier: progress.Pace | None = None,
 ) -> progress.AuditTracker:
     """Audit `tasks` with progress shown until every task is scored or `limit_s` passes;
-    `resumed` more tasks of the audit were scored before and count as done."""
+    `resumed` more tasks of the audit were scored before and count as done, at the `earlier`
+    pace when it is known."""
     return await follow_audit(
         tasks,
         options,
@@ -44,6 +46,7 @@ async def run_audit(
         builders,
         lambda tracker: show_progress(tracker, limit_s),
         resumed=resumed,
+        earlier=earlier,
     )
 
 
@@ -67,6 +70,7 @@ async def follow_audit(
     follow: Callable[[progress.AuditTracker], Awaitable[None]],
     *,
     resumed: int = 0,
+    earlier: progress.Pace | None = None,
 ) -> progress.AuditTracker:
     """Start the services, publish `tasks`, and stop everything once `follow(tracker)` returns
     (it is called right after the tasks are published)."""
@@ -76,6 +80,7 @@ async def follow_audit(
         {f"{audit_id}/{t.instance_id}": t.instance_id for t in tasks},
         repair=options.repair,
         resumed=resumed,
+        earlier=earlier,
     )
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     with runtime.bus_url(settings) as url:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import IntEnum
 from math import inf
 
@@ -65,8 +66,10 @@ class AuditTracker:
     repaired: dict[str, TaskScored] = field(default_factory=dict)
     reaudit_attacks: dict[str, AttackCompleted] = field(default_factory=dict)
     # Tasks of the audit scored by an earlier run (`audit --resume`) and not published again:
-    # done from the start, at every stage, and in no time per task.
+    # done from the start, at every stage, and in no time per task; the pace the earlier runs
+    # kept on them, when the store knows it, counts toward the ETA (`eta_s`).
     resumed: int = 0
+    earlier: Pace | None = None
     # When (by `clock`, seconds) the tracker started, each task's first run came back and its
     # verdict arrived: the time to each verdict, and how long the task was being worked on.
     clock: Callable[[], float] = time.monotonic
@@ -192,25 +195,61 @@ def clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-def eta_s(elapsed_s: float, finished: int, remaining: int) -> float | None:
+@dataclass(frozen=True)
+class Pace:
+    """The pace earlier runs kept on an audit's resumed tasks: `seconds` of wall time during
+    which at least one of those `tasks` was being audited (`earlier_pace`)."""
+
+    seconds: float
+    tasks: int
+
+
+def earlier_pace(spans: Iterable[tuple[datetime, datetime]]) -> Pace | None:
+    """The pace of audits that ran from each span's start to its verdict: the length of the
+    spans' union over their number. Tasks in flight together count their shared time once, and
+    the time between runs (stopped, resumed days later) counts for nothing. None without
+    spans."""
+    ordered = sorted(spans)
+    if not ordered:
+        return None
+    seconds = 0.0
+    start, end = ordered[0]
+    for begin, finish in ordered[1:]:
+        if begin > end:
+            seconds += (end - start).total_seconds()
+            start, end = begin, finish
+        else:
+            end = max(end, finish)
+    seconds += (end - start).total_seconds()
+    return Pace(seconds, len(ordered))
+
+
+def eta_s(
+    elapsed_s: float, finished: int, remaining: int, earlier: Pace | None = None
+) -> float | None:
     """Seconds until the `remaining` tasks are done, at the pace measured so far:
     `elapsed_s / finished × remaining`, where `elapsed_s` is the time since this run published
-    its tasks and `finished` the tasks it brought to a final verdict in that time. Resumed tasks
-    are in neither (they took none of this run's time). The time per task is measured with the
-    concurrency as it is: several tasks in flight at once each take longer than that, but finish
-    together, so it is the audit's throughput, not one task's duration. Early on it leans on the
-    few tasks done (the quick ones, often: a DROP finishes at sanity). None until a task is
-    done."""
-    if finished <= 0:
+    its tasks and `finished` the tasks it brought to a final verdict in that time. The time per
+    task is measured with the concurrency as it is: several tasks in flight at once each take
+    longer than that, but finish together, so it is the audit's throughput, not one task's
+    duration. Early on it leans on the few tasks done (the quick ones, often: a DROP finishes
+    at sanity). A resumed run adds the `earlier` runs' time and tasks to its own, so it has an
+    ETA from its start, and its own pace weighs more as its tasks finish. None until a task is
+    done, in this run or an earlier one."""
+    seconds, tasks = elapsed_s, finished
+    if earlier is not None:
+        seconds, tasks = seconds + earlier.seconds, tasks + earlier.tasks
+    if tasks <= 0:
         return None
-    return elapsed_s / finished * max(remaining, 0)
+    return seconds / tasks * max(remaining, 0)
 
 
 def done_text(tracker: AuditTracker, elapsed_s: float) -> str:
-    """`done 3/10 · 7 remaining · ETA 12:40` (`ETA –` until this run has finished a task)."""
+    """`done 3/10 · 7 remaining · ETA 12:40` (`ETA –` until a task is finished, in this run or,
+    when the tracker knows their pace, an earlier one)."""
     finished = tracker.finished()
     remaining = len(tracker.correlation_ids) - finished
-    eta = eta_s(elapsed_s, finished, remaining)
+    eta = eta_s(elapsed_s, finished, remaining, tracker.earlier)
     done = f"done {finished + tracker.resumed}/{tracker.total}"
     return f"{done} · {remaining} remaining · ETA {'–' if eta is None else clock(eta)}"
 

@@ -1,6 +1,7 @@
 """`hackaudit audit --resume` after a stop, as a user runs it: the audit is stopped with Ctrl-C
 once a task is scored, then run again with `--resume`; the tasks scored before are not audited
-again, and the report lists every task with its verdict.
+again, the progress has an ETA from the start (the pace of the first run), and the report lists
+every task with its verdict.
 
 Real processes throughout: the CLI as a subprocess with its embedded nats-server, the sandbox's
 containers on the real Docker engine, the results store in this test's state folder.
@@ -112,6 +113,10 @@ def test_a_stopped_audit_resumed_skips_the_tasks_already_scored(tmp_path: Path) 
     assert all(audits.count(instance_id) == 1 for instance_id in scored), audits
     assert set(SCORED_LINE.findall(done.stderr)) == set(ids) - scored
     assert f"done {len(ids)}/{len(ids)} · 0 remaining" in done.stderr
+    # An ETA from the start, at the pace the first run kept, before this run scores anything.
+    first_summary = next(line for line in done.stderr.splitlines() if " remaining · ETA " in line)
+    assert f"done {len(scored)}/{len(ids)}" in first_summary, first_summary
+    assert "ETA –" not in first_summary, first_summary
 
     # The report lists every task with a verdict; a resumed task as the store has it.
     report = json.loads((out / "report.json").read_text())

@@ -4,6 +4,8 @@ written again from the results store; both end with the same verdict table."""
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -98,6 +100,7 @@ def audit(
         builders,
     )
     resumed = resumed_tasks(ingested.tasks, options, settings) if resume else {}
+    earlier = resumed_pace(settings, resumed) if resumed else None
     todo = [t for t in ingested.tasks if t.instance_id not in resumed]
     from hackaudit.cli.environments import ImagesReady, ensure_images
 
@@ -108,7 +111,13 @@ def audit(
             if resume and not ready.tasks  # nothing left to run: no services, no bus
             else stops.run(
                 pipeline.run_audit(
-                    ready.tasks, options, settings, builders, limit_s=timeout, resumed=len(resumed)
+                    ready.tasks,
+                    options,
+                    settings,
+                    builders,
+                    limit_s=timeout,
+                    resumed=len(resumed),
+                    earlier=earlier,
                 )
             )
         )
@@ -148,6 +157,26 @@ def resumed_tasks(
         highlight=False,
     )
     return found
+
+
+def resumed_pace(settings: BusSettings, instance_ids: Collection[str]) -> progress.Pace | None:
+    """The pace earlier runs kept on the resumed tasks (`progress.earlier_pace`), from the times
+    the results store recorded for each one's latest scored audit; None when it recorded none
+    (a store written before times were)."""
+    from hackaudit.cli.report_store import store_path
+    from hackaudit.scorer.adapters.store import read_audit_times
+
+    try:
+        times = read_audit_times(store_path(settings))
+    except HackauditError as exc:
+        raise fail(exc) from exc
+    spans: dict[str, tuple[datetime, datetime]] = {}
+    for t in times.values():
+        if t.instance_id not in instance_ids or t.started_at is None or t.scored_at is None:
+            continue
+        if t.instance_id not in spans or spans[t.instance_id][1] < t.scored_at:
+            spans[t.instance_id] = (t.started_at, t.scored_at)
+    return progress.earlier_pace(spans.values())
 
 
 def check_out(out: Path) -> None:
