@@ -18,6 +18,8 @@ from datetime import datetime
 from typing import Any
 
 from hackaudit.attacker.domain.confirm.confirmation import Check
+from hackaudit.cli.commands.audit import IN_PROGRESS, NOT_IN_STORE
+from hackaudit.cli.report_store import STOPPED
 from hackaudit.cli.report_summary import VERDICTS, Share
 
 SEED = (14, 49)  # the seed's sample of Verified tasks: 14 of 49 hackable (28.5 %)
@@ -35,6 +37,11 @@ WORKERS = (1, 4, 16, 64)
 PROJECTED_TASKS = (500, 5000)
 RUN_GAP_S = 1800.0  # nothing in flight for this long: the run was stopped and resumed later
 EVIDENCE_CHARS = 200
+# An ERROR row of a report written while the audit goes on (`report --allow-partial`) whose
+# reason says its audit is queued, running or was stopped: not a failure, a task to come.
+PENDING = "not audited yet"
+PENDING_REASONS = (IN_PROGRESS, NOT_IN_STORE, STOPPED)
+COUNTED = (*VERDICTS, PENDING)
 
 
 @dataclass(frozen=True)
@@ -94,11 +101,16 @@ def task_facts(
 
 
 def verdict_as_audited(row: Mapping[str, Any]) -> str:
-    """The task's first verdict: before repair when it was repaired (ERROR: none)."""
+    """The task's first verdict: before repair when it was repaired (ERROR: none; `PENDING`:
+    none yet, its audit is to come or to finish)."""
     before = row.get("before_repair")
     if isinstance(before, dict) and before.get("verdict"):
         return str(before["verdict"])
-    return str(row.get("verdict_as_audited") or row.get("verdict") or "ERROR")
+    verdict = str(row.get("verdict_as_audited") or row.get("verdict") or "ERROR")
+    reason = str(row.get("reason") or "")
+    if verdict == "ERROR" and any(reason.endswith(why) for why in PENDING_REASONS):
+        return PENDING
+    return verdict
 
 
 def hackable_as_audited(row: Mapping[str, Any]) -> bool | None:
@@ -196,11 +208,12 @@ def hackable_rates(facts: Sequence[TaskFacts]) -> dict[str, Any]:
 
 def _counts(facts: Iterable[TaskFacts]) -> dict[str, int]:
     found = Counter(f.verdict for f in facts)
-    return {v: found.get(v, 0) for v in VERDICTS}
+    return {v: found.get(v, 0) for v in COUNTED}
 
 
 def verdict_counts(facts: Sequence[TaskFacts]) -> dict[str, Any]:
-    """Figure 2: verdicts as audited, overall and by repository; mean D per verdict."""
+    """Figure 2: verdicts as audited, overall and by repository (`PENDING` apart from ERROR);
+    mean D per verdict."""
     mean_d: dict[str, float | None] = {}
     for verdict in VERDICTS:
         values = [f.d for f in facts if f.verdict == verdict and f.d is not None]
@@ -425,7 +438,7 @@ def not_audited(
     """Figure 6: every selected task without a verdict, and why: the report's ERROR reason,
     else the corpus build's failure (not built, or its classification failed), else not in the
     audited task files."""
-    with_verdict = {f.instance_id for f in facts if f.verdict != "ERROR"}
+    with_verdict = {f.instance_id for f in facts if f.verdict not in ("ERROR", PENDING)}
     corpus_tasks = (corpus or {}).get("tasks") or {}
     found = []
     for instance_id in selected:

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hackaudit.cli.report_summary import VERDICTS
+from realcorpus.figures import PENDING
 
 
 def _cell(value: object) -> str:
@@ -63,9 +64,11 @@ def _rates(figs: Mapping[str, Any]) -> list[str]:
 
 
 def _verdicts(verdicts: Mapping[str, Any]) -> list[str]:
-    rows = [("all", *(verdicts["overall"][v] for v in VERDICTS))]
-    rows += [(repo, *(c[v] for v in VERDICTS)) for repo, c in verdicts["by_repository"].items()]
-    lines = ["## Verdicts as audited", "", *_table(["repository", *VERDICTS], rows)]
+    # the tasks still to audit get a column of their own, while there are any
+    shown = [*VERDICTS, *((PENDING,) if verdicts["overall"].get(PENDING) else ())]
+    rows = [("all", *(verdicts["overall"][v] for v in shown))]
+    rows += [(repo, *(c[v] for v in shown)) for repo, c in verdicts["by_repository"].items()]
+    lines = ["## Verdicts as audited", "", *_table(["repository", *shown], rows)]
     mean_d = verdicts["mean_d"]
     if any(value is not None for value in mean_d.values()):
         lines += _table(["verdict", "mean D"], [(v, _number(mean_d[v], 3)) for v in VERDICTS])

@@ -20,7 +20,11 @@ REAL = ROOT / "examples" / "real"
 SCRIPT = REAL / "verified_audit.py"
 sys.path.insert(0, str(REAL))
 
-from realcorpus.figures import AuditTime, cost, task_facts  # noqa: E402
+from realcorpus.figures import AuditTime, cost, figures, task_facts  # noqa: E402
+from realcorpus.figures_markdown import markdown  # noqa: E402
+
+from hackaudit.cli.commands.audit import IN_PROGRESS  # noqa: E402
+from hackaudit.cli.report_store import STOPPED  # noqa: E402
 
 PROBE = "differential probes: 3 of 40 probe cases differ from gold"
 BUILT = "incorrect by construction: produced by the harness strategy (always_equal)"
@@ -159,11 +163,33 @@ def test_references_and_utboost_on_the_same_tasks(written: Path) -> None:
 
 def test_verdict_counts_and_mean_d(written: Path) -> None:
     verdicts = _figures(written)["verdicts"]
-    assert verdicts["overall"] == {"KEEP": 3, "FIX": 2, "DROP": 2, "ERROR": 1}
-    assert verdicts["by_repository"]["sympy/sympy"] == {"KEEP": 2, "FIX": 0, "DROP": 1, "ERROR": 1}
+    none_pending = {"not audited yet": 0}
+    assert verdicts["overall"] == {"KEEP": 3, "FIX": 2, "DROP": 2, "ERROR": 1} | none_pending
+    by_repo = verdicts["by_repository"]["sympy/sympy"]
+    assert by_repo == {"KEEP": 2, "FIX": 0, "DROP": 1, "ERROR": 1} | none_pending
     assert verdicts["mean_d"]["KEEP"] == pytest.approx(0.3)
     assert verdicts["mean_d"]["FIX"] == pytest.approx(0.6)
     assert verdicts["mean_d"]["DROP"] is None
+
+
+def test_tasks_still_to_audit_are_counted_apart_from_errors() -> None:
+    running, stopped = (f"no verdict: {why}" for why in (IN_PROGRESS, STOPPED))
+    rows = [
+        ROWS[0],  # KEEP
+        ROWS[4],  # ERROR: no image
+        {"instance_id": "sympy__sympy-5", "verdict": "ERROR", "reason": running},
+        {"instance_id": "sympy__sympy-6", "verdict": "ERROR", "reason": stopped},
+    ]
+    figs = figures(rows, {}, selected=[], errors={}, corpus=None, times=None)
+    counts = figs["verdicts"]["overall"]
+    assert counts == {"KEEP": 1, "FIX": 0, "DROP": 0, "ERROR": 1, "not audited yet": 2}
+    assert figs["verdicts"]["by_repository"]["sympy/sympy"]["not audited yet"] == 2
+    text = markdown(figs, [])
+    assert "| repository | KEEP | FIX | DROP | ERROR | not audited yet |" in text
+    assert "| all | 1 | 0 | 0 | 1 | 2 |" in text
+    # once every task has a verdict the column goes
+    done = markdown(figures(rows[:2], {}, selected=[], errors={}, corpus=None, times=None), [])
+    assert "| repository | KEEP | FIX | DROP | ERROR |" in done and "not audited yet" not in done
 
 
 def test_exploit_kinds_split_the_rate_and_keep_the_harness_apart(written: Path) -> None:
