@@ -59,6 +59,7 @@ class TaskFacts:
     d: float | None
     reason: str
     sandbox: Mapping[str, float] = field(default_factory=dict)  # seconds by the field read
+    kinds: Mapping[str, float] = field(default_factory=dict)  # seconds by kind of run
 
     @property
     def assessed(self) -> bool:
@@ -95,6 +96,7 @@ def task_facts(
                 d=components.get("D"),
                 reason=str(row.get("reason") or ""),
                 sandbox=sandbox_seconds(row),
+                kinds=seconds_by_kind(row),
             )
         )
     return facts
@@ -141,6 +143,20 @@ def sandbox_seconds(row: Mapping[str, Any]) -> dict[str, float]:
     reference = row.get("reference")
     if isinstance(reference, dict) and reference.get("sandbox_seconds") is not None:
         found["reference.sandbox_seconds"] = float(reference["sandbox_seconds"])
+    return found
+
+
+def seconds_by_kind(row: Mapping[str, Any]) -> dict[str, float]:
+    """The same sandbox-seconds by kind of run: the attack's kinds as `spent.by_kind` names them
+    (`grade`: the candidates graded; `probe`, `suite`: the checks of accepted candidates;
+    `coverage`: gold's coverage) and `reference` for the reference pool."""
+    found: dict[str, float] = {}
+    spent = row.get("spent")
+    if isinstance(spent, dict):
+        found |= {str(k): float(v) for k, v in (spent.get("by_kind") or {}).items()}
+    reference = row.get("reference")
+    if isinstance(reference, dict) and reference.get("sandbox_seconds") is not None:
+        found["reference"] = found.get("reference", 0.0) + float(reference["sandbox_seconds"])
     return found
 
 
@@ -354,6 +370,7 @@ def cost(
         "mean_per_task_s": statistics.fmean(per_task) if per_task else None,
         "median_per_task_s": statistics.median(per_task) if per_task else None,
         "by_field_s": {name: sum(f.sandbox.get(name, 0.0) for f in measured) for name in fields},
+        "by_kind_s": _by_kind(measured),
     }
     if times is None:
         return {"sandbox": sandbox, "store": None}
@@ -394,6 +411,14 @@ def cost(
     }
     store |= _projection(sandbox, wall, len(seconds), slots)
     return {"sandbox": sandbox, "store": store}
+
+
+def _by_kind(facts: Sequence[TaskFacts]) -> dict[str, float]:
+    """Sandbox-seconds summed by kind of run, the largest first."""
+    found: Counter[str] = Counter()
+    for f in facts:
+        found.update(f.kinds)
+    return dict(found.most_common())
 
 
 def gap_text(seconds: float) -> str:

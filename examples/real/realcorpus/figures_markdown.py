@@ -146,6 +146,17 @@ def _cost(cost: Mapping[str, Any]) -> list[str]:
         f" s, total {_number(sandbox['total_s'])} s.",
         "",
     ]
+    by_kind = sandbox.get("by_kind_s") or {}
+    if sandbox["total_s"]:
+        shares = ", ".join(
+            f"{kind} {_percent(seconds / sandbox['total_s'])}" for kind, seconds in by_kind.items()
+        )
+        lines += [
+            f"By kind of run: {shares} (grade: the candidates graded; probe and suite: the "
+            "checks of accepted candidates against gold; coverage: gold's coverage of its "
+            "change; reference: the reference pool for V).",
+            "",
+        ]
     store = cost["store"]
     if store is None:
         return [*lines, "No results store was given: the time figures are left out.", ""]

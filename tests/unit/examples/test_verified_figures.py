@@ -63,7 +63,8 @@ ROWS: list[dict[str, Any]] = [
     {"instance_id": "astropy__astropy-2", "verdict": "FIX", "hackable": True,
      "components": {"V": 1.0, "H": 0.5, "D": 0.6}, "harness_exploits": 0,
      "exploits": [_exploit("astropy__astropy-2", BUILT), _exploit("astropy__astropy-2", PROBE)],
-     "spent": _spent(200.0)},
+     "spent": {"candidates": 5, "sandbox_seconds": 150.0,
+               "by_kind": {"grade": 150.0, "probe": 50.0}}},
     {"instance_id": "astropy__astropy-3", "verdict": "FIX", "hackable": True,
      "components": {"V": 1.0, "H": 0.5}, "harness_exploits": 0,
      "exploits": [_exploit("astropy__astropy-3", BUILT)], "spent": _spent(60.0)},
@@ -287,6 +288,10 @@ def test_cost_sums_the_report_fields_and_projects_from_the_store(
     assert sandbox["fields_summed"] == ["reference.sandbox_seconds", "spent.by_kind"]
     assert sandbox["total_s"] == pytest.approx(420.0)  # 100 + 20, 200, 60, 40
     assert sandbox["tasks"] == 4
+    # by kind of run, the largest first: grading 100 + 150 + 60 + 40, probes 50, reference 20
+    assert sandbox["by_kind_s"] == {"grade": 350.0, "probe": 50.0, "reference": 20.0}
+    text = (out / "figures.md").read_text()
+    assert "By kind of run: grade 83.3 %, probe 11.9 %, reference 4.8 % (" in text
     timing = figures["store"]
     assert timing["to_verdict_s"]["max"] == 200
     assert timing["to_verdict_s"]["median"] == 100
