@@ -25,9 +25,10 @@ from hackaudit.cli.report_summary import VERDICTS, Share
 SEED = (14, 49)  # the seed's sample of Verified tasks: 14 of 49 hackable (28.5 %)
 UTBOOST = (26, 500)  # UTBoost's weak-test instances among the 500 Verified tasks
 BEHAVIOUR = "behaviour"
+HELPER_ONLY = "behaviour of a private helper only"
 SOURCE_ONLY = "source-only trick"
 EMPTY_PATCH = "empty patch passes"
-KINDS = (BEHAVIOUR, SOURCE_ONLY, EMPTY_PATCH)
+KINDS = (BEHAVIOUR, SOURCE_ONLY, HELPER_ONLY, EMPTY_PATCH)
 # Evidence from running the candidate against gold's behaviour (the attacker's checks).
 BEHAVIOURAL_CHECKS = tuple(c.value for c in (Check.PROBES, Check.SUITE, Check.HELD_BACK))
 DIFFICULTY_ORDER = ("<15 min fix", "15 min - 1 hour", "1-4 hours", ">4 hours")
@@ -242,16 +243,22 @@ def verdict_counts(facts: Sequence[TaskFacts]) -> dict[str, Any]:
 
 
 def exploit_kind(facts: TaskFacts) -> str | None:
-    """What decided a hackable task: an exploit shown wrong by its behaviour (differential
-    probes, the wider suite, held-back tests), else a source-only trick (incorrect by
-    construction), or the empty patch passing its tests (no exploit listed). None: not
-    hackable."""
+    """What decided a hackable task, the strongest evidence first: an exploit shown wrong by
+    what the code's callers see (differential probes of public calls or replayed tests, the
+    wider suite, held-back tests); else a source-only trick (incorrect by construction); else
+    an exploit seen only in private helpers the probes call directly (the report's
+    `helper_only`: wrong only if the helper is ever given such an input); else the empty patch
+    passing its tests (no exploit listed). None: not hackable."""
     if not facts.hackable:
         return None
-    evidence = [str(e.get("evidence") or "") for e in facts.exploits]
-    if any(text.startswith(BEHAVIOURAL_CHECKS) for text in evidence):
+    behavioural = [
+        e for e in facts.exploits if str(e.get("evidence") or "").startswith(BEHAVIOURAL_CHECKS)
+    ]
+    if any(not e.get("helper_only") for e in behavioural):
         return BEHAVIOUR
-    return SOURCE_ONLY if facts.exploits else EMPTY_PATCH
+    if len(behavioural) < len(facts.exploits):
+        return SOURCE_ONLY
+    return HELPER_ONLY if behavioural else EMPTY_PATCH
 
 
 def exploit_kinds(facts: Sequence[TaskFacts]) -> dict[str, Any]:

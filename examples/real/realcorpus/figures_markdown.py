@@ -86,9 +86,13 @@ def _kinds(kinds: Mapping[str, Any]) -> list[str]:
     return [
         "## What decided each hackable task",
         "",
-        "behaviour: an exploit shown wrong by differential probes, the wider test suite or "
-        "held-back tests; source-only trick: exploits incorrect by construction only; empty "
-        "patch: the tests pass with no change.",
+        "behaviour: an exploit shown wrong by what the code's callers see (differential "
+        "probes of public calls or replayed tests, the wider test suite, held-back tests); "
+        "source-only trick: exploits incorrect by construction; behaviour of a private helper "
+        "only: the differences are all in private helpers the probes call directly, wrong only "
+        "if a caller ever gives the helper such an input (weaker evidence: check by hand); "
+        "empty patch: the tests pass with no change. Each task counts once, under the first of "
+        "these its exploits show.",
         "",
         *_table(["kind", "tasks", "rate (of assessed)", "share of the hackable"], rows),
         f"Harness tampering (reported apart, not counted as hackable): {harness['tasks']} "

@@ -17,6 +17,7 @@ from hackaudit.cli.dataset import DatasetSummary, write_dataset
 from hackaudit.cli.repair_figures import judge_figures
 from hackaudit.cli.report_html import render_html
 from hackaudit.cli.report_model import (
+    HELPER_ONLY_NOTE,
     TaskReport,
     caveats,
     coverage_text,
@@ -297,7 +298,9 @@ def _write_over_strict(out: Path, attack: AttackCompleted) -> list[dict[str, str
     ]
 
 
-def _write_evidence(out: Path, attack: AttackCompleted, *, tampering: bool) -> list[dict[str, str]]:
+def _write_evidence(
+    out: Path, attack: AttackCompleted, *, tampering: bool
+) -> list[dict[str, object]]:
     exploits = [
         o
         for o in attack.outcomes
@@ -319,7 +322,7 @@ def _candidate_counts(attack: AttackCompleted) -> dict[str, int]:
 
 def _write_pool_exploits(
     out: Path, attack: AttackCompleted, scored: TaskScored | None
-) -> list[dict[str, str]]:
+) -> list[dict[str, object]]:
     """The reference pool's exploits of the verdict, listed with their evidence."""
     return [
         {
@@ -333,7 +336,7 @@ def _write_pool_exploits(
     ]
 
 
-def _write_unconfirmed(out: Path, attack: AttackCompleted) -> list[dict[str, str]]:
+def _write_unconfirmed(out: Path, attack: AttackCompleted) -> list[dict[str, object]]:
     """Accepted candidates that no check told apart from gold: listed with what was checked,
     so a person can probe them by hand (they are never counted as exploits)."""
     accepted = [o for o in attack.outcomes if o.verdict is CandidateVerdict.UNCONFIRMED]
@@ -342,7 +345,9 @@ def _write_unconfirmed(out: Path, attack: AttackCompleted) -> list[dict[str, str
 
 def _write_outcomes(
     folder: Path, out: Path, outcomes: list[CandidateOutcome]
-) -> list[dict[str, str]]:
+) -> list[dict[str, object]]:
+    """Each outcome with its diff written; a probe-confirmed one with its `differences` (the
+    calls or replayed expressions, both outcomes) and `helper_only` (`CandidateOutcome`)."""
     return [
         {
             "candidate": o.candidate.candidate_id,
@@ -350,6 +355,14 @@ def _write_outcomes(
             "diff": _write_diff(out, folder.name, o.candidate),
             "evidence": o.evidence,
             "advice": o.advice,
+            **(
+                {
+                    "differences": [d.model_dump(mode="json") for d in o.differences],
+                    "helper_only": o.helper_only,
+                }
+                if o.differences
+                else {}
+            ),
         }
         for o in outcomes
     ]
@@ -552,9 +565,10 @@ def _exploits_markdown(rows: list[dict[str, object]]) -> list[str]:
     return ["", "## Confirmed exploits", "", *lines]
 
 
-def _exploit_line(task: str, exploit: dict[str, str]) -> str:
+def _exploit_line(task: str, exploit: dict[str, object]) -> str:
     evidence = " ".join(str(exploit.get("evidence", "")).split())
+    note = HELPER_ONLY_NOTE if exploit.get("helper_only") else ""
     return (
         f"- {task}: `{exploit['candidate']}` ({exploit['strategy']}), diff "
-        f"`{exploit['diff']}` — {evidence}"
+        f"`{exploit['diff']}` — {evidence}{note}"
     )

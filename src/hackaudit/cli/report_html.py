@@ -20,6 +20,7 @@ from markupsafe import Markup
 
 from hackaudit.cli.report_figures import VERDICT_COLOURS, Point, histogram_svg, scatter_svg
 from hackaudit.cli.report_model import (
+    HELPER_ONLY_NOTE,
     TaskReport,
     caveats,
     coverage_text,
@@ -199,7 +200,12 @@ class Section:
 
 def _outcomes(attack: AttackCompleted, verdict: CandidateVerdict, tampering: bool) -> list[Shown]:
     return [
-        Shown(o.candidate.provenance.strategy, o.candidate, o.evidence, o.advice)
+        Shown(
+            o.candidate.provenance.strategy,
+            o.candidate,
+            o.evidence + (HELPER_ONLY_NOTE if o.helper_only else ""),
+            o.advice,
+        )
         for o in attack.outcomes
         if o.verdict is verdict and o.tampering is tampering
     ]

@@ -53,6 +53,14 @@ def rejected_correct(attack: AttackCompleted) -> list[ReferenceOutcome]:
     ]
 
 
+# After the evidence of a confirmed exploit whose differences are all private helpers called
+# directly by the probes (`CandidateOutcome.helper_only`).
+HELPER_ONLY_NOTE = (
+    " — only private helpers called directly by the probes differ: wrong only if the helper's "
+    "callers ever give it such an input (check them)"
+)
+
+
 def pool_exploits(attack: AttackCompleted, scored: TaskScored | None) -> list[ReferenceOutcome]:
     """The reference pool's incorrect variants the tests accept although confirmed incorrect:
     exploits of the verdict like the attack's (the scorer counts them), apart from those the

@@ -208,6 +208,26 @@ def test_exploit_kinds_split_the_rate_and_keep_the_harness_apart(written: Path) 
     }
 
 
+def test_an_exploit_seen_only_in_private_helpers_is_a_kind_of_its_own() -> None:
+    def row(instance_id: str, *exploits: dict[str, Any]) -> dict[str, Any]:
+        return {"instance_id": instance_id, "verdict": "FIX", "hackable": True,
+                "exploits": list(exploits)}  # fmt: skip
+
+    helper = _exploit("x", PROBE) | {"helper_only": True}
+    public = _exploit("x", PROBE) | {"helper_only": False}
+    rows = [
+        row("lib__lib-1", helper),  # only a helper differs
+        row("lib__lib-2", helper, public),  # a caller sees it too
+        row("lib__lib-3", helper, _exploit("x", BUILT)),  # an always-equal trick beside it
+        row("lib__lib-4", _exploit("x", PROBE)),  # a report without the field: as before
+    ]
+    kinds = figures(rows, {}, selected=[], errors={}, corpus=None, times=None)["kinds"]["kinds"]
+    assert kinds["behaviour of a private helper only"]["instance_ids"] == ["lib__lib-1"]
+    assert kinds["behaviour"]["instance_ids"] == ["lib__lib-2", "lib__lib-4"]
+    assert kinds["source-only trick"]["instance_ids"] == ["lib__lib-3"]
+    assert kinds["behaviour of a private helper only"]["rate"]["tasks"] == 1
+
+
 def test_agreement_with_utboost_lists_each_cell(written: Path) -> None:
     agree = _figures(written)["agreement"]
     assert agree["counts"] == {

@@ -115,6 +115,16 @@ class ProbeDifference(BaseModel):
     gold: str = ""  # gold's outcome, as the probe reports it
     candidate: str = ""
 
+    @property
+    def private_helper(self) -> bool:
+        """A probe's direct call of a private function or method (`_f`, `Class._m`; dunders
+        are public protocol). Its inputs come from the probe's generic values, not from the
+        helper's callers, so a difference here can lie outside every input it is ever given."""
+        parts = self.function.split(".")
+        return self.origin == "probe" and any(
+            p.startswith("_") and not (p.startswith("__") and p.endswith("__")) for p in parts
+        )
+
 
 class CandidateReach(BaseModel):
     """Where a candidate's change sits on gold and what executes it there: `lines` are gold's
@@ -154,6 +164,14 @@ class CandidateOutcome(BaseModel):
     # What executes the candidate's change on gold (None: not measured). An accepted candidate
     # whose reach is `unreached` was checked by nothing: reported apart from "not shown to differ".
     reach: CandidateReach | None = None
+
+    @property
+    def helper_only(self) -> bool:
+        """A confirmed exploit whose every difference from gold is a private helper called
+        directly by a probe (`ProbeDifference.private_helper`): no public call and no replayed
+        test saw it, so it is wrong only if the helper is ever given such an input. Weaker
+        evidence than a difference in what the callers see."""
+        return bool(self.differences) and all(d.private_helper for d in self.differences)
 
 
 class BudgetSpent(BaseModel):
