@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-# The files of a report folder committed as they are (small text); `dataset/` (the task rows,
-# patches included) and report.html are not.
+# The files of a report folder committed as they are (small text): the exploits' diffs and the
+# unconfirmed candidates' (what a hand check of a KEEP reads); `dataset/` (the task rows, patches
+# included) and report.html are not.
 FILES = ("report.md", "verdicts.jsonl")
-FOLDERS = ("exploits",)
+FOLDERS = ("exploits", "unconfirmed")
 
 
 def slim_coverage(coverage: Mapping[str, Any]) -> dict[str, Any]:

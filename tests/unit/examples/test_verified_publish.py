@@ -29,6 +29,8 @@ def test_publish_slims_coverage_and_copies_only_the_evidence(tmp_path: Path) -> 
     report = tmp_path / "report"
     (report / "exploits" / "acme__widget-1").mkdir(parents=True)
     (report / "exploits" / "acme__widget-1" / "c1.diff").write_text("--- a/w.py\n")
+    (report / "unconfirmed" / "acme__widget-1").mkdir(parents=True)
+    (report / "unconfirmed" / "acme__widget-1" / "c2.diff").write_text("--- a/v.py\n")
     (report / "dataset").mkdir()
     (report / "dataset" / "fix.jsonl").write_text("{}\n")
     (report / "report.json").write_text(json.dumps({"summary": {}, "tasks": [TASK]}))
@@ -49,6 +51,7 @@ def test_publish_slims_coverage_and_copies_only_the_evidence(tmp_path: Path) -> 
     assert coverage["text"] == TASK["gold_coverage"]["text"]  # type: ignore[index]
     assert task["exploits"] == TASK["exploits"]
     assert (out / "exploits" / "acme__widget-1" / "c1.diff").read_text() == "--- a/w.py\n"
+    assert (out / "unconfirmed" / "acme__widget-1" / "c2.diff").read_text() == "--- a/v.py\n"
     assert (out / "report.md").is_file() and (out / "verdicts.jsonl").is_file()
     assert not (out / "dataset").exists()
 
