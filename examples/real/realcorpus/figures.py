@@ -19,6 +19,7 @@ from typing import Any
 
 from hackaudit.attacker.domain.confirm.confirmation import Check
 from hackaudit.cli.commands.audit import IN_PROGRESS, NOT_IN_STORE
+from hackaudit.cli.progress import merged_spans
 from hackaudit.cli.report_store import STOPPED
 from hackaudit.cli.report_summary import VERDICTS, Share
 
@@ -352,14 +353,8 @@ def runs_of(
 ) -> list[tuple[datetime, datetime]]:
     """The separate runs: the audits' [started, scored] spans merged, split where nothing was
     in flight for longer than `gap_s` (a run stopped, then resumed)."""
-    spans = sorted((t.started_at, t.scored_at) for t in times if t.started_at and t.scored_at)
-    runs: list[tuple[datetime, datetime]] = []
-    for start, end in spans:
-        if runs and (start - runs[-1][1]).total_seconds() <= gap_s:
-            runs[-1] = (runs[-1][0], max(runs[-1][1], end))
-        else:
-            runs.append((start, end))
-    return runs
+    spans = [(t.started_at, t.scored_at) for t in times if t.started_at and t.scored_at]
+    return merged_spans(spans, gap_s)
 
 
 def cost(

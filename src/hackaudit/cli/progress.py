@@ -204,24 +204,29 @@ class Pace:
     tasks: int
 
 
+def merged_spans(
+    spans: Iterable[tuple[datetime, datetime]], gap_s: float = 0.0
+) -> list[tuple[datetime, datetime]]:
+    """Time spans joined where they overlap or where less than `gap_s` lies between them."""
+    merged: list[tuple[datetime, datetime]] = []
+    for start, end in sorted(spans):
+        if merged and (start - merged[-1][1]).total_seconds() <= gap_s:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 def earlier_pace(spans: Iterable[tuple[datetime, datetime]]) -> Pace | None:
     """The pace of audits that ran from each span's start to its verdict: the length of the
     spans' union over their number. Tasks in flight together count their shared time once, and
     the time between runs (stopped, resumed days later) counts for nothing. None without
     spans."""
-    ordered = sorted(spans)
-    if not ordered:
+    spans = list(spans)
+    if not spans:
         return None
-    seconds = 0.0
-    start, end = ordered[0]
-    for begin, finish in ordered[1:]:
-        if begin > end:
-            seconds += (end - start).total_seconds()
-            start, end = begin, finish
-        else:
-            end = max(end, finish)
-    seconds += (end - start).total_seconds()
-    return Pace(seconds, len(ordered))
+    seconds = sum((end - start).total_seconds() for start, end in merged_spans(spans))
+    return Pace(seconds, len(spans))
 
 
 def eta_s(
