@@ -121,3 +121,17 @@ async def test_two_calls_for_the_same_run_share_its_one_result(nats_url: str) ->
             )
     assert first.request_key == second.request_key
     assert len(sandbox.seen) == 1  # type: ignore[attr-defined]
+
+
+async def test_the_same_run_asked_for_after_its_result_runs_again_at_once(nats_url: str) -> None:
+    # A rerun: the same request once its first result was taken. Under the first request's key
+    # the broker drops it as a duplicate, and the call waited out `wait_s` for nothing.
+    client = BusRunClient("attacker", wait_s=60)
+    sandbox = fake_sandbox(lambda r: True)
+    async with running(nats_url, sandbox, SETTINGS):
+        async with running(nats_url, caller(client), SETTINGS):
+            first = await asyncio.wait_for(client.run(request(5)), timeout=15)
+            again = await asyncio.wait_for(client.run(request(5)), timeout=15)
+            third = await asyncio.wait_for(client.run(request(5)), timeout=15)
+    assert len({first.request_key, again.request_key, third.request_key}) == 3
+    assert [r.attempt for r in sandbox.seen] == [0, 1, 2]  # type: ignore[attr-defined]

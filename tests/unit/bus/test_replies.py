@@ -32,3 +32,17 @@ async def test_a_reply_that_does_not_come_in_time_is_none_and_no_longer_waited_f
     replies.deliver("k", "late")
     assert replies.take("k") == "late"
     assert replies.expect("k") is not future
+
+
+async def test_a_key_is_answered_once_a_call_got_its_reply() -> None:
+    replies: Replies[str] = Replies()
+    future = replies.expect("waited")
+    replies.deliver("waited", "a")
+    assert await replies.wait("waited", future, 1.0) == "a"
+    replies.deliver("kept", "b")
+    replies.deliver("dropped", "c", keep=False)
+    assert replies.answered("waited")
+    assert not replies.answered("kept")  # kept, not taken yet
+    assert replies.take("kept") == "b" and replies.answered("kept")
+    assert not replies.answered("dropped")
+    assert not replies.answered("never")

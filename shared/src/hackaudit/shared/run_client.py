@@ -6,6 +6,11 @@ result that arrives while nobody waits (the caller restarted and has not asked a
 until it is asked for. A request whose result never comes is published once more under a new
 attempt number (a new idempotency key, so the broker does not drop it as a duplicate); after that
 the call fails with a `TransientError`, and the message that caused it is retried later.
+
+A call for a run whose result an earlier call already got (the same request asked for again: a
+rerun) starts at the first attempt number not answered yet. Under the answered key the broker
+would drop the request as a duplicate within its window, and the call would wait out `wait_s` for
+a result that never comes.
 """
 
 from __future__ import annotations
@@ -39,8 +44,11 @@ class BusRunClient:
         if self._publish is None:
             raise RuntimeError("BusRunClient used before bind()")
         fields = request.model_dump() | {"requested_by": self.requester, "idempotency_key": ""}
-        for attempt in range(self.attempts):
-            sent = RunRequested.model_validate(fields | {"attempt": request.attempt + attempt})
+        first = request.attempt
+        while self._replies.answered(self._sent(fields, first).idempotency_key):
+            first += 1
+        for attempt in range(first, first + self.attempts):
+            sent = self._sent(fields, attempt)
             key = sent.idempotency_key
             arrived = self._replies.take(key)
             if arrived is not None:
@@ -57,3 +65,7 @@ class BusRunClient:
             f"no sandbox result for {request.purpose.value} run of {request.task.instance_id} "
             f"after {self.attempts} attempts of {self.wait_s:.0f}s"
         )
+
+    @staticmethod
+    def _sent(fields: dict[str, object], attempt: int) -> RunRequested:
+        return RunRequested.model_validate(fields | {"attempt": attempt})
