@@ -44,11 +44,14 @@ class BusRunClient:
         if self._publish is None:
             raise RuntimeError("BusRunClient used before bind()")
         fields = request.model_dump() | {"requested_by": self.requester, "idempotency_key": ""}
-        first = request.attempt
-        while self._replies.answered(self._sent(fields, first).idempotency_key):
-            first += 1
-        for attempt in range(first, first + self.attempts):
+        attempt = request.attempt
+        sent = self._sent(fields, attempt)
+        while self._replies.answered(sent.idempotency_key):
+            attempt += 1
             sent = self._sent(fields, attempt)
+        for tries in range(self.attempts):
+            if tries:
+                sent = self._sent(fields, attempt + tries)
             key = sent.idempotency_key
             arrived = self._replies.take(key)
             if arrived is not None:
