@@ -3,6 +3,10 @@
     .venv/bin/python examples/real/verified_audit.py figures --report REPORT_DIR \
         [--store .hackaudit/results.duckdb] [--corpus .hackaudit/real-corpus] --out OUT_DIR
 
+`--report`, `--store` and `--corpus` may each be given more than once: an audit whose later
+part ran on another machine (its results store started empty) is gathered from every part's
+report, store and corpus build (realcorpus/gather.py).
+
 Writes figures.json (every number), figures.md (the same as Markdown tables),
 hackaudit-flags.json and utboost-flags.json ({instance_id: bool} over the same audited, assessed
 tasks, for `hackaudit meta-analysis --flags FILE`).
@@ -23,6 +27,7 @@ sys.path.insert(0, str(HERE))
 
 from realcorpus.figures import AuditTime, figures, flag_maps, task_facts  # noqa: E402
 from realcorpus.figures_markdown import markdown  # noqa: E402
+from realcorpus.gather import errors_of, gathered  # noqa: E402
 from realcorpus.lists_check import compare_lists, lists_markdown  # noqa: E402
 from realcorpus.publish import FILES, FOLDERS, slim_report  # noqa: E402
 
@@ -45,9 +50,21 @@ class BadInput(Exception):
 def _arguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("step", choices=["figures", "publish", "lists"])
-    parser.add_argument("--report", type=Path, help="the audit's report folder")
-    parser.add_argument("--store", type=Path, help="the results store (times, cost)")
-    parser.add_argument("--corpus", type=Path, help="the corpus build folder (its report.json)")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        action="append",
+        help="the audit's report folder; figures: again for each part of an audit run apart",
+    )
+    parser.add_argument(
+        "--store", type=Path, action="append", help="the results store (times, cost); repeatable"
+    )
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        action="append",
+        help="the corpus build folder (its report.json); figures: repeatable",
+    )
     parser.add_argument(
         "--classified",
         type=Path,
@@ -63,6 +80,10 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
         parser.error(f"{args.step} needs --report REPORT_DIR")
     if args.step == "lists" and (args.corpus is None or args.classified is None):
         parser.error("lists needs --corpus DIR (UTBoost's lists) and --classified DIR")
+    if args.step == "publish" and len(args.report) > 1:
+        parser.error("publish copies one report folder: give --report once")
+    if args.step == "lists" and len(args.corpus) > 1:
+        parser.error("lists reads one corpus build: give --corpus once")
     return args
 
 
@@ -122,16 +143,6 @@ def _times(store: Path) -> list[AuditTime]:
     return [AuditTime(t.instance_id, t.started_at, t.scored_at) for t in found.values()]
 
 
-def _errors(report: dict[str, Any]) -> dict[str, str]:
-    """Why each task of the report without a verdict has none."""
-    summary = report.get("summary") or {}
-    errors = {str(k): str(v) for k, v in (summary.get("errors") or {}).items()}
-    for row in report["tasks"]:
-        if row.get("verdict") == "ERROR" and row["instance_id"] not in errors:
-            errors[row["instance_id"]] = str(row.get("reason") or "no verdict")
-    return errors
-
-
 def meta_analysis_commands(out: Path, data: Path) -> list[str]:
     """`hackaudit meta-analysis` on each flags file, against the leaderboard's resolved lists
     and the human difficulty strata of the same shared data."""
@@ -148,17 +159,24 @@ def meta_analysis_commands(out: Path, data: Path) -> list[str]:
 
 
 def _figures(args: argparse.Namespace) -> int:
-    report = _report(args.report)
+    first = args.report[0]
+    report = gathered(
+        [_report(folder) for folder in args.report],
+        [os.path.relpath(folder, first) for folder in args.report],
+    )
     instances = _instances(args.data)
     selected = _selected(args.selection)
-    corpus = _json(args.corpus / "report.json", "--corpus") if args.corpus else None
-    times = _times(args.store) if args.store else None
+    corpus: dict[str, Any] | None = None
+    for folder in args.corpus or []:  # a later build's entry for a task replaces an earlier one
+        entries = _json(folder / "report.json", "--corpus").get("tasks") or {}
+        corpus = {"tasks": (corpus or {}).get("tasks", {}) | entries}
+    times = [t for store in args.store for t in _times(store)] if args.store else None
     rows = report["tasks"]
     figs = figures(
         rows,
         instances,
         selected=selected,
-        errors=_errors(report),
+        errors=errors_of(report),
         corpus=corpus,
         times=times,
         headline=(report.get("summary") or {}).get("headline"),
@@ -182,19 +200,20 @@ def _figures(args: argparse.Namespace) -> int:
 def _publish(args: argparse.Namespace) -> int:
     """The report folder as committed: report.json slimmed, report.md, verdicts.jsonl and the
     exploits' diffs copied; nothing else (no task rows, no HTML)."""
-    report = _report(args.report)
-    if args.out.resolve() == args.report.resolve():
+    (folder,) = args.report
+    report = _report(folder)
+    if args.out.resolve() == folder.resolve():
         raise BadInput(f"--out {args.out}: the report folder itself")
     if args.out.exists():
         shutil.rmtree(args.out)
     args.out.mkdir(parents=True)
     (args.out / "report.json").write_text(json.dumps(slim_report(report), indent=1) + "\n")
     for name in FILES:
-        if (args.report / name).is_file():
-            shutil.copyfile(args.report / name, args.out / name)
+        if (folder / name).is_file():
+            shutil.copyfile(folder / name, args.out / name)
     for name in FOLDERS:
-        if (args.report / name).is_dir():
-            shutil.copytree(args.report / name, args.out / name)
+        if (folder / name).is_dir():
+            shutil.copytree(folder / name, args.out / name)
     size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
     print(f"wrote {args.out} ({size / 1e6:.1f} MB)")
     return 0
@@ -214,7 +233,7 @@ def _lists(args: argparse.Namespace) -> int:
     selection = _json(args.selection, "--selection")
     utboost = {t["instance_id"] for t in selection.get("tasks", []) if t.get("lists") == "utboost"}
     official = [
-        r for r in _jsonl(args.corpus / "tasks.jsonl", "--corpus") if r["instance_id"] in utboost
+        r for r in _jsonl(args.corpus[0] / "tasks.jsonl", "--corpus") if r["instance_id"] in utboost
     ]
     classified = _jsonl(args.classified / "tasks.jsonl", "--classified")
     report = _json(args.classified / "report.json", "--classified")

@@ -411,7 +411,9 @@ def cost(
             ),
         },
     }
-    store |= _projection(sandbox, wall, len(seconds), slots)
+    timed = {t.instance_id for t in mine if t.started_at is not None and t.scored_at is not None}
+    timed_total = sum(sum(f.sandbox.values()) for f in measured if f.instance_id in timed)
+    store |= _projection(sandbox, timed_total, wall, len(seconds), slots)
     return {"sandbox": sandbox, "store": store}
 
 
@@ -428,12 +430,14 @@ def gap_text(seconds: float) -> str:
 
 
 def _projection(
-    sandbox: Mapping[str, Any], wall: float | None, scored: int, slots: int
+    sandbox: Mapping[str, Any], timed_total: float, wall: float | None, scored: int, slots: int
 ) -> dict[str, Any]:
+    """`timed_total`: the sandbox-seconds of the tasks whose audits the store timed (a report
+    gathered from several runs may hold tasks whose store is not given)."""
     per_task = sandbox["mean_per_task_s"]
-    if not wall or not scored or per_task is None:
+    if not wall or not scored or per_task is None or not timed_total:
         return {"per_100_tasks": None, "utilisation": None, "projection": None}
-    utilisation = sandbox["total_s"] / (wall * slots)
+    utilisation = timed_total / (wall * slots)
     return {
         "per_100_tasks": {
             "sandbox_hours": 100 * per_task / 3600,
