@@ -177,11 +177,9 @@ def _cost(cost: Mapping[str, Any]) -> list[str]:
             )
         ],
     )
-    lines += [
-        f"Wall time: {_number(_hours(wall['used_s']), 2)} h ({wall['rule']}; first start to "
-        f"last verdict: {_number(_hours(wall['first_to_last_s']), 2)} h).",
-        "",
-    ]
+    span = f"first start to last verdict: {_number(_hours(wall['first_to_last_s']), 2)} h"
+    rule = f"{wall['rule']}; {span}" if len(wall["runs"]) > 1 else wall["rule"]
+    lines += [f"Wall time: {_number(_hours(wall['used_s']), 2)} h ({rule}).", ""]
     per_100 = store["per_100_tasks"]
     if per_100 is None:
         return [*lines, "Too little was measured for a projection.", ""]

@@ -395,3 +395,11 @@ def test_publish_copies_one_report_folder(inputs: dict[str, Path], tmp_path: Pat
     )  # fmt: skip
     assert done.returncode == 2
     assert "publish copies one report folder: give --report once" in done.stderr
+
+
+def test_one_run_states_its_wall_time_once() -> None:
+    one_run = [AuditTime("sympy__sympy-2", datetime(2025, 1, 1), datetime(2025, 1, 1, 0, 36))]
+    figs = figures(ROWS, {}, selected=[], errors={}, corpus=None, times=one_run)
+    text = markdown(figs, [])
+    assert "Wall time: 0.60 h (one run (no gap of more than 30 min" in text
+    assert text.count("first start to last verdict") == 1
