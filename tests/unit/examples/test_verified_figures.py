@@ -363,9 +363,7 @@ def test_an_audit_run_in_two_parts_is_gathered_from_both_reports(
     }  # fmt: skip
     again = {"instance_id": "sympy__sympy-2", "verdict": "ERROR", "reason": "no verdict: stopped"}
     summary = {"headline": {"hackable": {"tasks": 1, "of": 1}}}
-    (second / "report.json").write_text(
-        json.dumps({"summary": summary, "tasks": [scored, again]})
-    )
+    (second / "report.json").write_text(json.dumps({"summary": summary, "tasks": [scored, again]}))
     first = inputs["report"]
     options = [f"--{name}={path}" for name, path in inputs.items() if name != "report"]
     out = tmp_path / "out"
